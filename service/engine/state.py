@@ -1,0 +1,107 @@
+"""The match state: plain data that round-trips through JSON exactly.
+
+Cards are stored as ``int`` card ids; the deck is top card first. Randomness is never stored: each
+round's shuffle is derived from ``seed`` and the round number (see ``rules``), so a state is
+reproducible from its options and actions.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import EngineError
+from .events import Event
+
+ACTIVE = "active"
+FINISHED = "finished"
+PHASE_PLAY = "play"
+PHASE_CHANCELLOR = "chancellor"
+
+
+@dataclass(slots=True)
+class MatchState:
+    # match options
+    ruleset: str
+    players: int
+    seed: str
+    tokens_to_win: int
+    two_player_setup: str = "three-up"
+    first_seat: int | None = None
+    deck_order: list[int] | None = None  # explicit round-1 deck, top first
+    # match progress
+    status: str = ACTIVE
+    round: int = 0
+    tokens: list[int] = field(default_factory=list)
+    forfeited: list[bool] = field(default_factory=list)
+    timeouts: list[int] = field(default_factory=list)  # consecutive timeouts per seat
+    winners: list[int] = field(default_factory=list)  # match winners once finished
+    # the round in play
+    deck: list[int] = field(default_factory=list)
+    aside: list[int] = field(default_factory=list)  # face down; aside[0] is the R5 card
+    face_up: list[int] = field(default_factory=list)
+    hands: list[list[int]] = field(default_factory=list)
+    discards: list[list[int]] = field(default_factory=list)
+    eliminated: list[bool] = field(default_factory=list)
+    protected: list[bool] = field(default_factory=list)
+    turn: int = -1  # seat to act, -1 when nobody is
+    phase: str = PHASE_PLAY
+    round_first: int = -1
+    turn_no: int = 0  # turns started this round
+    round_start_seq: int = 0  # seq of the first event of this round
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # one result per finished round
+    events: list[Event] = field(default_factory=list)
+
+    def clone(self) -> MatchState:
+        """A deep copy (events are immutable and shared)."""
+        return MatchState(
+            self.ruleset, self.players, self.seed, self.tokens_to_win, self.two_player_setup,
+            self.first_seat, None if self.deck_order is None else self.deck_order[:],
+            self.status, self.round, self.tokens[:], self.forfeited[:], self.timeouts[:],
+            self.winners[:], self.deck[:], self.aside[:], self.face_up[:],
+            [h[:] for h in self.hands], [d[:] for d in self.discards], self.eliminated[:],
+            self.protected[:], self.turn, self.phase, self.round_first, self.turn_no,
+            self.round_start_seq, self.rounds[:], self.events[:],
+        )
+
+    @property
+    def version(self) -> int:
+        """A number that grows with every change: the count of events so far."""
+        return len(self.events)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data; ``from_dict(to_dict(s)) == s``."""
+        d = {name: getattr(self, name) for name in _FIELDS}
+        d["events"] = [[e.seq, e.round, e.type, e.data, None if e.to is None else list(e.to)]
+                       for e in self.events]
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MatchState:
+        try:
+            kwargs = {name: data[name] for name in _FIELDS}
+            kwargs["events"] = [
+                Event(s, r, t, d, None if to is None else tuple(to))
+                for s, r, t, d, to in data["events"]
+            ]
+            return cls(**kwargs)
+        except (KeyError, TypeError, ValueError) as e:
+            raise EngineError("invalid_state", f"not a match state: {e}") from e
+
+    def to_json(self) -> str:
+        """Compact JSON text of :meth:`to_dict`."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> MatchState:
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise EngineError("invalid_state", f"not JSON: {e}") from e
+        if not isinstance(data, dict):
+            raise EngineError("invalid_state", "not a match state")
+        return cls.from_dict(data)
+
+
+_FIELDS = tuple(f for f in MatchState.__dataclass_fields__ if f != "events")
