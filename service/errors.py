@@ -1,0 +1,135 @@
+"""The one place where engine and store errors become HTTP answers.
+
+Every error body is ``{"status": <int>, "code": <stable snake_case>, "message": str, "errors"?}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask import Flask, Response, current_app, json
+from werkzeug.exceptions import HTTPException
+
+from .engine import EngineError
+from .store.errors import StoreError
+
+#: stable code -> HTTP status
+STATUS: dict[str, int] = {
+    "malformed_json": 400,
+    "invalid_request": 422,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "not_your_turn": 409,
+    "version_conflict": 409,
+    "match_not_active": 409,
+    "match_full": 409,
+    "already_joined": 409,
+    "already_forfeited": 409,
+    "name_taken": 409,
+    "precondition_failed": 412,
+    "payload_too_large": 413,
+    "unsupported_media_type": 415,
+    "malformed_action": 422,
+    "illegal_action": 422,
+    "idempotency_key_reused": 422,
+    "rate_limited": 429,
+    "internal_error": 500,
+    "unavailable": 503,
+}
+
+# engine code -> API code
+ENGINE_CODES = {
+    "match_over": "match_not_active",
+    "invalid_options": "invalid_request",
+    "invalid_seat": "invalid_request",
+    "unknown_card": "malformed_action",
+    "invalid_state": "internal_error",
+}
+
+_HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 409: "version_conflict", 412: "precondition_failed",
+               413: "payload_too_large", 415: "unsupported_media_type", 422: "invalid_request",
+               429: "rate_limited", 500: "internal_error", 503: "unavailable"}
+
+
+class ApiError(Exception):
+    """Raised by views for anything that is neither an engine nor a store error."""
+
+    def __init__(self, code: str, message: str, *, status: int | None = None,
+                 errors: Any = None, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status = status or STATUS[code]
+        self.errors = errors
+        self.headers = headers or {}
+
+
+def error_response(status: int, code: str, message: str, errors: Any = None,
+                   headers: dict[str, str] | None = None) -> Response:
+    body: dict[str, Any] = {"status": status, "code": code, "message": message}
+    if errors is not None:
+        body["errors"] = errors
+    resp = current_app.response_class(json.dumps(body), status=status,
+                                      mimetype="application/json")
+    for k, v in (headers or {}).items():
+        resp.headers[k] = v
+    return resp
+
+
+def _from_http(e: HTTPException) -> Response:
+    status = e.code or 500
+    data = getattr(e, "data", None) or {}
+    errors = data.get("errors") or data.get("messages")
+    code = _HTTP_CODES.get(status, "invalid_request")
+    message = data.get("message") or e.description or e.name
+    if status == 400 and "invalid json" in json.dumps(errors or message).lower():
+        code, message, errors = "malformed_json", "the request body is not valid JSON", None
+    if status == 422 and errors:
+        # webargs nests errors by location ({"json": {...}}); flatten the single location.
+        if isinstance(errors, dict) and len(errors) == 1:
+            (loc, errs), = errors.items()
+            if loc in ("json", "query", "headers", "path", "view_args") and isinstance(errs, dict):
+                errors = errs
+        message = "the request does not match the schema: see errors"
+    headers = dict(data.get("headers") or {})
+    if status == 405 and e.get_headers():
+        headers.update({k: v for k, v in e.get_headers() if k.lower() == "allow"})
+    return error_response(status, code, str(message), errors, headers)
+
+
+def register(app: Flask) -> None:
+    """Install the handlers; called by ``create_app`` after flask-smorest's own."""
+
+    @app.errorhandler(ApiError)
+    def _api(e: ApiError) -> Response:
+        return error_response(e.status, e.code, e.message, e.errors, e.headers)
+
+    @app.errorhandler(EngineError)
+    def _engine(e: EngineError) -> Response:
+        code = ENGINE_CODES.get(e.code, e.code)
+        return error_response(STATUS.get(code, 422), code, e.message)
+
+    @app.errorhandler(StoreError)
+    def _store(e: StoreError) -> Response:
+        status = STATUS.get(e.code, 422)
+        if e.code == "version_conflict" and e.extra.get("if_match"):
+            status = 412
+        return error_response(status, e.code, e.message)
+
+    @app.errorhandler(ma.ValidationError)
+    def _validation(e: ma.ValidationError) -> Response:
+        return error_response(422, "invalid_request", "the request does not match the schema",
+                              e.messages)
+
+    @app.errorhandler(HTTPException)
+    def _http(e: HTTPException) -> Response:
+        return _from_http(e)
+
+    @app.errorhandler(Exception)
+    def _unexpected(e: Exception) -> Response:
+        app.logger.exception("unhandled error")
+        return error_response(500, "internal_error", "internal error; it was logged")

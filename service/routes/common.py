@@ -1,0 +1,90 @@
+"""What every blueprint shares: authentication, JSON responses, the error schema for docs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import marshmallow as ma
+import redis
+from flask import Response, current_app, g, request
+
+from ..errors import ApiError
+from ..store import players
+
+
+class ErrorSchema(ma.Schema):
+    """Every error body."""
+
+    status = ma.fields.Integer(required=True)
+    code = ma.fields.String(required=True, metadata={"description": "stable snake_case code"})
+    message = ma.fields.String(required=True)
+    errors = ma.fields.Raw(metadata={"description": "per-field validation errors"})
+
+
+def store() -> redis.Redis:
+    return current_app.extensions["redis"]  # type: ignore[no-any-return]
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response built without a marshmallow dump (the schemas document the shape)."""
+    resp = current_app.response_class(json.dumps(data, separators=(",", ":")), status=status,
+                                      mimetype="application/json")
+    for k, v in (headers or {}).items():
+        resp.headers[k] = v
+    return resp
+
+
+def bearer_token() -> str | None:
+    auth = request.headers.get("Authorization", "")
+    scheme, _, token = auth.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def current_player(required: bool = True) -> str | None:
+    """The caller's player id from ``Authorization: Bearer <token>``."""
+    if "player_id" in g:
+        return g.player_id  # type: ignore[no-any-return]
+    token = bearer_token()
+    pid = players.authenticate(store(), token) if token else None
+    if token and pid is None:
+        raise ApiError("unauthorized", "unknown token",
+                       headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    if pid is None and required:
+        raise ApiError("unauthorized", "send Authorization: Bearer <token>",
+                       headers={"WWW-Authenticate": "Bearer"})
+    g.player_id = pid
+    return pid
+
+
+def require_player() -> str:
+    pid = current_player(required=True)
+    assert pid is not None
+    return pid
+
+
+AUTH = [{"bearerAuth": []}]
+
+#: error responses documented per endpoint
+E401 = (401, "authentication missing or wrong")
+E403 = (403, "not allowed for this player")
+E404 = (404, "no such resource")
+E409 = (409, "conflict with the match's current state")
+E412 = (412, "If-Match did not match the current version")
+E422 = (422, "the request body or parameters are invalid")
+E400 = (400, "the body is not JSON")
+E413 = (413, "the body is too large")
+E429 = (429, "rate limited; see Retry-After")
+
+
+def document_errors(blp: Any, *errs: tuple[int, str]) -> Any:
+    """Decorator: document the given error statuses with :class:`ErrorSchema`."""
+
+    def deco(fn: Any) -> Any:
+        for status, desc in errs:
+            fn = blp.alt_response(status, schema=ErrorSchema, description=desc)(fn)
+        return fn
+
+    return deco

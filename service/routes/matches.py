@@ -1,0 +1,223 @@
+"""Matches: create, list, join, views, actions, resign, events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask import request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields as f
+from marshmallow import validate as v
+
+from ..engine import NAMES, TWO_PLAYER_SETUPS
+from ..errors import ApiError
+from ..store import matches
+from ..store.errors import StoreError
+from ..store.views import event_list, player_view, public_view, summary
+from .common import (
+    AUTH,
+    E400,
+    E401,
+    E403,
+    E404,
+    E409,
+    E412,
+    E413,
+    E422,
+    current_player,
+    document_errors,
+    json_response,
+    require_player,
+    store,
+)
+from .schemas import RULESET, ListQuerySchema, MatchListSchema, ViewSchema
+
+blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
+                description="Create and join matches, read views, post actions.")
+
+
+class CreateSchema(ma.Schema):
+    ruleset = f.String(required=True, validate=RULESET)
+    seats = f.Integer(required=True, strict=True, validate=v.Range(2, 6))
+    turn_timeout_s = f.Integer(strict=True, load_default=30, validate=v.Range(1, 86400))
+    timeout_policy = f.String(load_default="auto", validate=v.OneOf(["auto", "forfeit"]))
+    max_timeouts = f.Integer(strict=True, load_default=3, validate=v.Range(1, 100))
+    tokens_to_win = f.Integer(strict=True, validate=v.Range(1, 20))
+    seed = f.String(validate=v.Length(1, 128), metadata={"description": "unrated only"})
+    deck = f.List(f.String(validate=v.OneOf(NAMES)), validate=v.Length(1, 21),
+                  metadata={"description": "round 1 order, top card first"})
+    first_seat = f.Integer(strict=True, validate=v.Range(0, 5))
+    two_player_setup = f.String(load_default="three-up", validate=v.OneOf(TWO_PLAYER_SETUPS))
+
+
+class ActionSchema(ma.Schema):
+    """``{"type": "play", "card": "guard", "target": 1, "guess": "priest"}`` or
+    ``{"type": "chancellor_return", "keep": "king", "bottom": ["guard", "spy"]}``."""
+
+    type = f.String(required=True, validate=v.OneOf(["play", "chancellor_return"]))
+    card = f.String(validate=v.OneOf(NAMES))
+    target = f.Integer(strict=True, validate=v.Range(0, 5))
+    guess = f.String(validate=v.OneOf(NAMES))
+    keep = f.String(validate=v.OneOf(NAMES))
+    bottom = f.List(f.String(validate=v.OneOf(NAMES)), validate=v.Length(0, 2))
+    expected_version = f.Integer(strict=True, metadata={
+        "description": "refuse with version_conflict unless the match is at this version"})
+
+
+class ViewQuerySchema(ma.Schema):
+    wait = f.Float(load_default=0, validate=v.Range(0, 60), metadata={
+        "description": "hold up to this many seconds for a version newer than `after`"})
+    after = f.Integer(metadata={"description": "the version the caller already has"})
+
+
+class EventsQuerySchema(ma.Schema):
+    after = f.Integer(load_default=-1, validate=v.Range(-1, None),
+                      metadata={"description": "return events with seq greater than this"})
+
+
+class EventsSchema(ma.Schema):
+    match_id = f.String(required=True)
+    version = f.Integer(required=True)
+    events = f.List(f.Dict(), required=True)
+    last_seq = f.Integer(required=True, allow_none=True)
+
+
+def _doc(match_id: str) -> matches.MatchDoc:
+    return matches.get(store(), match_id)
+
+
+@blp.route("")
+class Matches(MethodView):
+    @blp.arguments(ListQuerySchema, location="query")
+    @blp.response(200, MatchListSchema)
+    @document_errors(blp, E422)
+    def get(self, args: dict[str, Any]) -> Any:
+        """List matches, newest first; filter by status and player; page with cursor."""
+        player = request.args.get("player")
+        ids, nxt = matches.list_ids(store(), status=args.get("status"), player=player,
+                                    offset=args["cursor"], limit=args["limit"])
+        docs = matches.load_many(store(), ids)
+        return json_response({"matches": [summary(d) for d in docs], "next_cursor": nxt})
+
+    @blp.arguments(CreateSchema)
+    @blp.response(201, ViewSchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E400, E401, E413, E422)
+    def post(self, data: dict[str, Any]) -> Any:
+        """Create a match (unrated); seats are then taken in order with POST .../join."""
+        pid = require_player()
+        doc = matches.create(store(), pid, data)
+        return json_response(public_view(doc), 201, {"Location": f"/v1/matches/{doc.id}"})
+
+
+@blp.route("/<match_id>")
+class Match(MethodView):
+    @blp.response(200, ViewSchema)
+    @document_errors(blp, E404)
+    def get(self, match_id: str) -> Any:
+        """The public summary: what a spectator may see (everything once the match ended)."""
+        return json_response(public_view(_doc(match_id)))
+
+
+@blp.route("/<match_id>/join")
+class Join(MethodView):
+    @blp.response(200, ViewSchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E401, E404, E409)
+    def post(self, match_id: str) -> Any:
+        """Take the next free seat; the match starts when the last seat is taken."""
+        pid = require_player()
+        doc = matches.join(store(), match_id, pid)
+        seat = doc.seat_of(pid)
+        assert seat is not None
+        return json_response(player_view(doc, seat))
+
+
+def _seat(doc: matches.MatchDoc, pid: str) -> int:
+    seat = doc.seat_of(pid)
+    if seat is None:
+        raise ApiError("forbidden", "you don't sit in this match; GET /v1/matches/{id} shows "
+                       "the public summary")
+    return seat
+
+
+@blp.route("/<match_id>/view")
+class View(MethodView):
+    @blp.arguments(ViewQuerySchema, location="query")
+    @blp.response(200, ViewSchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E401, E403, E404, E422)
+    def get(self, args: dict[str, Any], match_id: str) -> Any:
+        """The caller's view: hand, private knowledge, legal actions, this round's events."""
+        pid = require_player()
+        doc = _doc(match_id)
+        return json_response(player_view(doc, _seat(doc, pid)))
+
+
+def _if_match() -> int | None:
+    raw = request.headers.get("If-Match")
+    if raw is None:
+        return None
+    tag = raw.strip().removeprefix("W/").strip('"')
+    if not tag.isdigit():
+        raise ApiError("precondition_failed", "If-Match must be the view's version (its ETag)")
+    return int(tag)
+
+
+@blp.route("/<match_id>/actions")
+class Actions(MethodView):
+    @blp.arguments(ActionSchema)
+    @blp.response(200, ViewSchema)
+    @blp.doc(security=AUTH, parameters=[
+        {"in": "header", "name": "Idempotency-Key", "required": False,
+         "schema": {"type": "string", "maxLength": 128},
+         "description": "retries with the same key and body return the first answer"},
+        {"in": "header", "name": "If-Match", "required": False, "schema": {"type": "string"},
+         "description": "the version (ETag) the action was chosen at; 412 if it moved"}])
+    @document_errors(blp, E400, E401, E403, E404, E409, E412, E413, E422)
+    def post(self, data: dict[str, Any], match_id: str) -> Any:
+        """Play: post one of your view's legal_actions; answers with your new view."""
+        pid = require_player()
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and not (0 < len(key) <= 128 and key.isprintable()):
+            raise ApiError("invalid_request", "Idempotency-Key: 1 to 128 printable characters")
+        expected = data.pop("expected_version", None)
+        if_match = _if_match()
+        try:
+            view = matches.act(store(), match_id, pid, data,
+                               expected_version=if_match if if_match is not None else expected,
+                               idempotency_key=key)
+        except StoreError as e:
+            if e.code == "version_conflict" and if_match is not None:
+                e.extra["if_match"] = True
+            raise
+        return json_response(view, headers={"ETag": f'"{view["version"]}"'})
+
+
+@blp.route("/<match_id>/resign")
+class Resign(MethodView):
+    @blp.response(200, ViewSchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E401, E403, E404, E409)
+    def post(self, match_id: str) -> Any:
+        """Forfeit the match (R27): you leave this round and every later one."""
+        pid = require_player()
+        doc = matches.resign(store(), match_id, pid)
+        return json_response(player_view(doc, _seat(doc, pid)))
+
+
+@blp.route("/<match_id>/events")
+class Events(MethodView):
+    @blp.arguments(EventsQuerySchema, location="query")
+    @blp.response(200, EventsSchema)
+    @document_errors(blp, E401, E404, E422)
+    def get(self, args: dict[str, Any], match_id: str) -> Any:
+        """The event log the caller may see (all of it once the match has ended)."""
+        pid = current_player(required=False)
+        doc = _doc(match_id)
+        seat = doc.seat_of(pid) if pid else None
+        evs = event_list(doc, seat, args["after"])
+        return json_response({"match_id": doc.id, "version": doc.version, "events": evs,
+                              "last_seq": evs[-1]["seq"] if evs else None})

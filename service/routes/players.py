@@ -1,0 +1,61 @@
+"""Players: register (the token is shown once) and public profiles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields as f
+
+from ..store import matches, players
+from ..store.views import summary
+from .common import E400, E404, E409, E413, E422, document_errors, json_response, store
+
+blp = Blueprint("players", __name__, url_prefix="/v1/players",
+                description="Register bots and people; public profiles.")
+
+
+class RegisterSchema(ma.Schema):
+    name = f.String(required=True, validate=ma.validate.Regexp(
+        players.NAME_RE, error="1-32 letters, digits, '_', '.', '-'"))
+
+
+class RegisteredSchema(ma.Schema):
+    id = f.String(required=True)
+    name = f.String(required=True)
+    token = f.String(required=True, metadata={"description": "shown once; send as Bearer"})
+    created_at = f.Float()
+
+
+class ProfileSchema(ma.Schema):
+    id = f.String(required=True)
+    name = f.String(required=True)
+    created_at = f.Float()
+    recent_matches = f.List(f.Dict())
+    ratings = f.Dict()
+
+
+@blp.route("")
+class Players(MethodView):
+    @blp.arguments(RegisterSchema)
+    @blp.response(201, RegisteredSchema)
+    @document_errors(blp, E400, E409, E413, E422)
+    def post(self, data: dict[str, Any]) -> Any:
+        """Register a player; the token in the answer is shown only this once."""
+        return json_response(players.register(store(), data["name"]), 201)
+
+
+@blp.route("/<player_id>")
+class Player(MethodView):
+    @blp.response(200, ProfileSchema)
+    @document_errors(blp, E404)
+    def get(self, player_id: str) -> Any:
+        """A player's public profile and recent matches."""
+        r = store()
+        profile = players.get(r, player_id)
+        ids, _ = matches.list_ids(r, player=player_id, limit=20)
+        profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids)]
+        profile["ratings"] = {}
+        return json_response(profile)

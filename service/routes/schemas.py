@@ -1,0 +1,93 @@
+"""Marshmallow schemas shared by several blueprints (views and summaries).
+
+Views are built as plain dicts by ``service.store.views`` and these schemas describe them for the
+OpenAPI document (and for schemathesis's response checks)."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from marshmallow import fields as f
+from marshmallow import validate as v
+
+from ..engine import NAMES, RULESETS
+
+CARD = f.String(validate=v.OneOf(NAMES))
+RULESET = v.OneOf(sorted(RULESETS))
+
+
+class Open(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+
+class TurnSchema(Open):
+    seat = f.Integer(required=True)
+    phase = f.String(required=True, validate=v.OneOf(["play", "chancellor"]))
+    deadline = f.String(allow_none=True, metadata={"description": "RFC 3339 UTC"})
+    seconds_left = f.Float(allow_none=True)
+
+
+class SeatSchema(Open):
+    seat = f.Integer(required=True)
+    player_id = f.String()
+    name = f.String()
+    tokens = f.Integer()
+    discards = f.List(f.String())
+    hand_count = f.Integer()
+    eliminated = f.Boolean()
+    protected = f.Boolean()
+    forfeited = f.Boolean()
+
+
+class ResultSchema(Open):
+    winners = f.List(f.Integer(), required=True)
+    placings = f.List(f.Integer(), required=True)
+    tokens = f.List(f.Integer())
+    rounds = f.Integer()
+
+
+class ViewSchema(Open):
+    """A player's view (``seat`` set) or the public summary (``seat`` null)."""
+
+    match_id = f.String(required=True)
+    version = f.Integer(required=True)
+    status = f.String(required=True, validate=v.OneOf(["waiting", "active", "finished"]))
+    ruleset = f.String(required=True)
+    seat = f.Integer(allow_none=True, required=True)
+    round = f.Integer(required=True)
+    turn = f.Nested(TurnSchema, allow_none=True, required=True)
+    hand = f.List(f.String(), metadata={"description": "the caller's cards (players only)"})
+    players = f.List(f.Nested(SeatSchema), required=True)
+    deck_count = f.Integer(required=True)
+    face_up = f.List(f.String(), required=True)
+    known = f.List(f.Dict(), metadata={"description": "private facts with seq/round/turn"})
+    legal_actions = f.List(f.Dict(), metadata={"description": "post one back verbatim"})
+    events = f.List(f.Dict(), required=True)
+    result = f.Nested(ResultSchema, allow_none=True, required=True)
+    last_round = f.Dict(allow_none=True)
+    options = f.Dict()
+
+
+class MatchSummarySchema(Open):
+    match_id = f.String(required=True)
+    status = f.String(required=True)
+    ruleset = f.String(required=True)
+    seats = f.Integer(required=True)
+    players = f.List(f.Dict(), required=True)
+    version = f.Integer(required=True)
+    round = f.Integer()
+    turn_seat = f.Integer(allow_none=True)
+    winners = f.List(f.Integer(), allow_none=True)
+    seat = f.Integer(allow_none=True)
+    your_turn = f.Boolean()
+
+
+class MatchListSchema(ma.Schema):
+    matches = f.List(f.Nested(MatchSummarySchema), required=True)
+    next_cursor = f.Integer(allow_none=True, required=True)
+
+
+class ListQuerySchema(ma.Schema):
+    status = f.String(validate=v.OneOf(["waiting", "active", "finished"]))
+    limit = f.Integer(load_default=20, validate=v.Range(1, 100))
+    cursor = f.Integer(load_default=0, validate=v.Range(0, None))

@@ -1,0 +1,60 @@
+"""The match document kept in Redis: service-level facts around one engine state."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..engine import MatchState
+
+WAITING = "waiting"
+ACTIVE = "active"
+FINISHED = "finished"
+
+
+@dataclass
+class MatchDoc:
+    id: str
+    created_at: float
+    created_by: str
+    options: dict[str, Any]  # ruleset, seats, turn_timeout_s, timeout_policy, max_timeouts, ...
+    rated: bool = False
+    ladder: str | None = None
+    seats: list[str] = field(default_factory=list)  # player ids in join order = seat numbers
+    names: list[str] = field(default_factory=list)
+    status: str = WAITING
+    version: int = 1
+    deadline: float | None = None  # when the pending turn times out (epoch seconds)
+    turn_started: float | None = None
+    finished_at: float | None = None
+    state: MatchState | None = None
+
+    def to_json(self) -> str:
+        d = {k: v for k, v in asdict_shallow(self).items() if k != "state"}
+        d["state"] = None if self.state is None else self.state.to_dict()
+        return json.dumps(d, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> MatchDoc:
+        d = json.loads(raw)
+        st = d.pop("state")
+        return cls(**d, state=None if st is None else MatchState.from_dict(st))
+
+    def seat_of(self, pid: str) -> int | None:
+        try:
+            return self.seats.index(pid)
+        except ValueError:
+            return None
+
+    @property
+    def seat_count(self) -> int:
+        return int(self.options["seats"])
+
+
+def asdict_shallow(doc: MatchDoc) -> dict[str, Any]:
+    # dataclasses.asdict deep-copies (and would recurse into the state); one level is enough.
+    return {name: getattr(doc, name) for name in doc.__dataclass_fields__}
+
+
+__all__ = ["ACTIVE", "FINISHED", "WAITING", "MatchDoc", "asdict"]

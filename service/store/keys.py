@@ -1,0 +1,45 @@
+"""Redis key layout. Every key of one match carries the hash tag ``{<match_id>}`` so that all of
+them live in one Redis Cluster slot and one transaction can touch them all."""
+
+from __future__ import annotations
+
+PREFIX = "ll"
+
+
+def match(mid: str) -> str:
+    """The match document: options, seats, status, version, deadline, engine state + events."""
+    return f"{PREFIX}:m:{{{mid}}}:state"
+
+
+def match_channel(mid: str) -> str:
+    """Pub/sub channel that carries a match's new version (wakes long-pollers)."""
+    return f"{PREFIX}:m:{{{mid}}}:changed"
+
+
+def idempotency(mid: str, pid: str, key: str) -> str:
+    return f"{PREFIX}:m:{{{mid}}}:idem:{pid}:{key}"
+
+
+def player(pid: str) -> str:
+    return f"{PREFIX}:p:{pid}"
+
+
+def player_name(name: str) -> str:
+    return f"{PREFIX}:pname:{name.lower()}"
+
+
+def token(token_hash: str) -> str:
+    return f"{PREFIX}:tok:{token_hash}"
+
+
+def player_matches(pid: str) -> str:
+    """Sorted set of the player's match ids, scored by creation time."""
+    return f"{PREFIX}:p:{pid}:matches"
+
+
+def matches_by_status(status: str) -> str:
+    return f"{PREFIX}:idx:status:{status}"
+
+
+ALL_MATCHES = f"{PREFIX}:idx:matches"
+DEADLINES = f"{PREFIX}:idx:deadlines"  # zset: match id -> pending turn deadline (epoch s)

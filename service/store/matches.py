@@ -1,0 +1,335 @@
+"""Matches in Redis. Every change is one compare-and-set on the match document: WATCH the key,
+read, change it through the engine, then write the document, indexes, idempotency record and a
+wake-up in one MULTI/EXEC that fails if anything moved in between. A lost race is answered
+``version_conflict``; changes are never merged."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import redis
+from redis.client import Pipeline
+
+from .. import engine
+from ..engine import EngineError
+from . import keys, players
+from .docs import ACTIVE, FINISHED, WAITING, MatchDoc
+from .errors import StoreError
+from .views import player_view
+
+T = TypeVar("T")
+
+TIMEOUT_POLICIES = ("auto", "forfeit")
+# A turn that times out is followed by at most this many chained timeouts in one pass.
+MAX_TIMEOUTS_PER_PASS = 500
+
+
+def body_hash(body: Any) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _load(r: redis.Redis | Pipeline, mid: str) -> MatchDoc:
+    raw = r.get(keys.match(mid))
+    if raw is None:
+        raise StoreError("not_found", f"no match {mid!r}")
+    return MatchDoc.from_json(raw)
+
+
+def get(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
+    """The match, with any timeout that is due applied first (so nobody sees a stale turn)."""
+    if not isinstance(mid, str) or not mid.isalnum() and "_" not in mid:
+        raise StoreError("not_found", f"no match {mid!r}")
+    doc = _load(r, mid)
+    now = time.time() if now is None else now
+    if doc.status == ACTIVE and doc.deadline is not None and now >= doc.deadline:
+        return expire(r, mid, now=now)
+    return doc
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _set_deadline(doc: MatchDoc, start: float) -> None:
+    if doc.status == ACTIVE:
+        doc.turn_started = start
+        doc.deadline = start + float(doc.options["turn_timeout_s"])
+    else:
+        doc.turn_started = doc.deadline = None
+
+
+def _after_engine_change(doc: MatchDoc, now: float) -> None:
+    assert doc.state is not None
+    doc.version += 1
+    if doc.state.status == engine.FINISHED:
+        doc.status = FINISHED
+        doc.finished_at = now
+    _set_deadline(doc, now)
+
+
+def _apply_due_timeouts(doc: MatchDoc, now: float) -> int:
+    """Apply every timeout due by ``now``; each next turn starts at the previous deadline."""
+    applied = 0
+    while (doc.status == ACTIVE and doc.deadline is not None and now >= doc.deadline
+           and applied < MAX_TIMEOUTS_PER_PASS):
+        assert doc.state is not None
+        deadline = doc.deadline
+        doc.state, _ = engine.apply_timeout(
+            doc.state, policy=doc.options["timeout_policy"],
+            max_timeouts=int(doc.options["max_timeouts"]))
+        _after_engine_change(doc, deadline)
+        applied += 1
+    return applied
+
+
+def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
+    """Queue the document and its index entries (inside MULTI)."""
+    mid = doc.id
+    pipe.set(keys.match(mid), doc.to_json())
+    if old_status != doc.status:
+        if old_status is not None:
+            pipe.zrem(keys.matches_by_status(old_status), mid)
+        pipe.zadd(keys.matches_by_status(doc.status), {mid: doc.created_at})
+    if doc.status == ACTIVE and doc.deadline is not None:
+        pipe.zadd(keys.DEADLINES, {mid: doc.deadline})
+    else:
+        pipe.zrem(keys.DEADLINES, mid)
+    pipe.publish(keys.match_channel(mid), doc.version)
+
+
+def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T],
+              *, watch: tuple[str, ...] = ()) -> T:
+    """Run ``change`` on the freshly read document under WATCH; it queues its writes after
+    ``pipe.multi()`` (via :func:`_write`). One retry if the document did not actually move (a
+    spurious WATCH failure); otherwise ``version_conflict``."""
+    first_version: int | None = None
+    for _ in range(3):
+        with r.pipeline() as pipe:
+            try:
+                pipe.watch(keys.match(mid), *watch)
+                doc = _load(pipe, mid)
+                if first_version is None:
+                    first_version = doc.version
+                elif doc.version != first_version:
+                    break
+                result = change(pipe, doc)
+                pipe.execute()
+                return result
+            except redis.WatchError:
+                continue
+    raise StoreError("version_conflict", "the match changed while this request was applied; "
+                     "read the view again")
+
+
+def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool = False,
+           ladder: str | None = None, now: float | None = None) -> MatchDoc:
+    """Create a waiting match after checking its options with the engine."""
+    now = time.time() if now is None else now
+    opts = dict(options)
+    opts.setdefault("turn_timeout_s", 30)
+    opts.setdefault("timeout_policy", "auto")
+    opts.setdefault("max_timeouts", 3)
+    opts.setdefault("two_player_setup", "three-up")
+    if opts["timeout_policy"] not in TIMEOUT_POLICIES:
+        raise StoreError("invalid_request", f"timeout_policy must be one of {TIMEOUT_POLICIES}")
+    if rated and any(opts.get(k) is not None for k in ("seed", "deck", "first_seat")):
+        raise StoreError("invalid_request", "rated matches never take seed, deck or first_seat")
+    # Validate everything the engine will be given, now rather than at the last join.
+    try:
+        probe = engine.new_match(
+            opts["ruleset"], opts["seats"], seed=opts.get("seed") or "probe",
+            tokens_to_win=opts.get("tokens_to_win"), first_seat=opts.get("first_seat"),
+            deck=opts.get("deck"), two_player_setup=opts["two_player_setup"])
+    except EngineError as e:
+        raise StoreError("invalid_request", e.message) from e
+    opts["tokens_to_win"] = probe.tokens_to_win
+    if opts.get("seed") is None:
+        opts["seed"] = secrets.token_hex(16)  # hidden until the match ends
+    mid = "m_" + secrets.token_hex(6)
+    doc = MatchDoc(id=mid, created_at=now, created_by=creator, options=opts, rated=rated,
+                   ladder=ladder)
+    pipe = r.pipeline()
+    _write(pipe, doc, None)
+    pipe.zadd(keys.ALL_MATCHES, {mid: now})
+    pipe.execute()
+    return doc
+
+
+def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> MatchDoc:
+    """Take the next seat; the last seat starts the match."""
+    name = players.get(r, pid)["name"]
+
+    def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
+        t = time.time() if now is None else now
+        if pid in doc.seats:
+            raise StoreError("already_joined", f"you already sit at seat {doc.seat_of(pid)}")
+        if doc.status != WAITING or len(doc.seats) >= doc.seat_count:
+            raise StoreError("match_full", "every seat of this match is taken")
+        old = doc.status
+        doc.seats.append(pid)
+        doc.names.append(name)
+        doc.version += 1
+        if len(doc.seats) == doc.seat_count:
+            o = doc.options
+            doc.state = engine.new_match(
+                o["ruleset"], o["seats"], seed=o["seed"], tokens_to_win=o["tokens_to_win"],
+                first_seat=o.get("first_seat"), deck=o.get("deck"),
+                two_player_setup=o["two_player_setup"])
+            doc.status = ACTIVE
+            _set_deadline(doc, t)
+        pipe.multi()
+        _write(pipe, doc, old)
+        pipe.zadd(keys.player_matches(pid), {mid: doc.created_at})
+        return doc
+
+    return _transact(r, mid, change)
+
+
+def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *,
+        expected_version: int | None = None, idempotency_key: str | None = None,
+        idempotency_ttl_s: int = 48 * 3600, now: float | None = None) -> dict[str, Any]:
+    """Apply ``action`` for ``pid``; returns the player's new view.
+
+    With ``idempotency_key``, a repeat with the same body returns the first response unchanged
+    and applies nothing; a repeat with another body is ``idempotency_key_reused``."""
+    fingerprint = body_hash({"action": action, "expected_version": expected_version})
+    idem = keys.idempotency(mid, pid, idempotency_key) if idempotency_key else None
+
+    def replay(raw: bytes) -> dict[str, Any]:
+        stored = json.loads(raw)
+        if stored["hash"] != fingerprint:
+            raise StoreError("idempotency_key_reused", "this Idempotency-Key was used with "
+                             "another request body")
+        return dict(stored["response"])
+
+    def change(pipe: Pipeline, doc: MatchDoc) -> dict[str, Any]:
+        t = time.time() if now is None else now
+        if idem is not None:
+            raw = pipe.get(idem)
+            if raw is not None:
+                return replay(raw)
+        seat = doc.seat_of(pid)
+        if seat is None:
+            raise StoreError("forbidden", "you don't sit in this match")
+        old = doc.status
+        due = _apply_due_timeouts(doc, t)
+        if expected_version is not None and expected_version != doc.version:
+            raise StoreError("version_conflict",
+                             f"expected version {expected_version}, the match is at "
+                             f"{doc.version}", version=doc.version)
+        if doc.status != ACTIVE:
+            raise StoreError("match_not_active", f"the match is {doc.status}")
+        assert doc.state is not None
+        try:
+            engine.apply_inplace(doc.state, action, seat=seat)
+        except EngineError:
+            if due:  # the timeouts stay applied even though this action is refused
+                pipe.multi()
+                _write(pipe, doc, old)
+                pipe.execute()
+            raise
+        _after_engine_change(doc, t)
+        view = player_view(doc, seat, t)
+        pipe.multi()
+        _write(pipe, doc, old)
+        if idem is not None:
+            pipe.set(idem, json.dumps({"hash": fingerprint, "response": view}),
+                     ex=idempotency_ttl_s)
+        return view
+
+    try:
+        return _transact(r, mid, change, watch=(idem,) if idem else ())
+    except StoreError as e:
+        # A concurrent retry with the same key may have won the race: answer as it did.
+        if e.code == "version_conflict" and idem is not None:
+            raw = r.get(idem)
+            if raw is not None:
+                return replay(raw)
+        raise
+
+
+def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> MatchDoc:
+    """R27: the player forfeits the match."""
+
+    def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
+        t = time.time() if now is None else now
+        seat = doc.seat_of(pid)
+        if seat is None:
+            raise StoreError("forbidden", "you don't sit in this match")
+        old = doc.status
+        _apply_due_timeouts(doc, t)
+        if doc.status != ACTIVE:
+            raise StoreError("match_not_active", f"the match is {doc.status}")
+        assert doc.state is not None
+        try:
+            engine.forfeit_inplace(doc.state, seat, reason="resigned")
+        except EngineError as e:
+            raise StoreError("match_not_active" if e.code == "match_over" else e.code,
+                             e.message) from e
+        _after_engine_change(doc, t)
+        pipe.multi()
+        _write(pipe, doc, old)
+        return doc
+
+    return _transact(r, mid, change)
+
+
+def expire(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
+    """Apply the timeouts that are due (a no-op when none is); returns the current document."""
+
+    def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
+        t = time.time() if now is None else now
+        old = doc.status
+        if _apply_due_timeouts(doc, t):
+            pipe.multi()
+            _write(pipe, doc, old)
+        return doc
+
+    return _transact(r, mid, change)
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def list_ids(r: redis.Redis, *, status: str | None = None, player: str | None = None,
+             offset: int = 0, limit: int = 20) -> tuple[list[str], int | None]:
+    """Match ids, newest first, from the narrowest index; returns (ids, next offset or None).
+    The offset counts positions in that index, so pages stay stable while matches are added."""
+    if player is not None:
+        key = keys.player_matches(player)
+    elif status is not None:
+        key = keys.matches_by_status(status)
+    else:
+        key = keys.ALL_MATCHES
+    by_status = player is not None and status is not None
+    ids: list[str] = []
+    pos = offset
+    while True:
+        chunk = [m.decode() for m in r.zrevrange(key, pos, pos + limit - 1)]
+        if not chunk:
+            return ids, None
+        keep = [True] * len(chunk)
+        if by_status:
+            assert status is not None
+            keep = [s is not None for s in r.zmscore(keys.matches_by_status(status), chunk)]
+        for i, m in enumerate(chunk):
+            if keep[i]:
+                ids.append(m)
+                if len(ids) == limit:
+                    nxt = pos + i + 1
+                    return ids, nxt if r.zcard(key) > nxt else None
+        pos += len(chunk)
+
+
+def load_many(r: redis.Redis, ids: list[str]) -> list[MatchDoc]:
+    if not ids:
+        return []
+    raws = r.mget([keys.match(m) for m in ids])
+    return [MatchDoc.from_json(raw) for raw in raws if raw is not None]
