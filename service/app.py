@@ -6,13 +6,17 @@ from typing import Any
 
 import redis
 import swagger_ui_bundle
-from flask import Flask, send_from_directory
+from flask import Flask, request, send_from_directory
+from flask_limiter import Limiter
 from flask_smorest import Api
 
 from . import errors
 from .config import Config
-from .routes import BLUEPRINTS
-from .routes.common import ErrorSchema
+from .notify import Notifier
+from .routes import BLUEPRINTS, health
+from .routes.common import ErrorSchema, bearer_token
+from .store import deadlines
+from .store.players import hash_token
 
 API_TITLE = "Love Letter Arena"
 API_VERSION = "v1"
@@ -40,7 +44,9 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         JSON_SORT_KEYS=False,
     )
     app.extensions["llconfig"] = cfg
-    app.extensions["redis"] = redis.Redis.from_url(cfg.redis_url)
+    app.extensions["redis"] = client = redis.Redis.from_url(cfg.redis_url)
+    app.extensions["notifier"] = Notifier(client)
+    deadlines.ENABLED = cfg.enqueue_jobs
     api = _Api(app, spec_kwargs={
         "info": {"description": "Love Letter as a service for bots. Errors are JSON "
                                 "{status, code, message, errors?} with stable codes."},
@@ -49,9 +55,26 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     for blp in BLUEPRINTS:
         api.register_blueprint(blp)
     errors.register(app)
+    limiter = Limiter(
+        key_func=_rate_key, app=app, default_limits=[cfg.rate_limit], headers_enabled=True,
+        storage_uri=_limits_uri(cfg.redis_url), enabled=cfg.rate_limits_enabled,
+        strategy="fixed-window", key_prefix="ll:rl")
+    limiter.exempt(health.blp)
 
     @app.get("/docs/static/<path:filename>")
     def swagger_assets(filename: str) -> Any:
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
 
     return app
+
+
+def _rate_key() -> str:
+    """Limits are per token (hashed), else per client address."""
+    token = bearer_token()
+    return "t:" + hash_token(token)[:32] if token else "ip:" + (request.remote_addr or "?")
+
+
+def _limits_uri(redis_url: str) -> str:
+    # the `limits` package spells unix sockets redis+unix://
+    return "redis+unix://" + redis_url.removeprefix("unix://") if redis_url.startswith(
+        "unix://") else redis_url

@@ -9,7 +9,9 @@ import marshmallow as ma
 import redis
 from flask import Response, current_app, g, request
 
+from ..config import Config
 from ..errors import ApiError
+from ..notify import Notifier
 from ..store import players
 
 
@@ -26,10 +28,20 @@ def store() -> redis.Redis:
     return current_app.extensions["redis"]  # type: ignore[no-any-return]
 
 
-def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def config() -> Config:
+    return current_app.extensions["llconfig"]  # type: ignore[no-any-return]
+
+
+def notifier() -> Notifier:
+    return current_app.extensions["notifier"]  # type: ignore[no-any-return]
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None,
+                  *, empty: bool = False) -> Response:
     """A JSON response built without a marshmallow dump (the schemas document the shape)."""
-    resp = current_app.response_class(json.dumps(data, separators=(",", ":")), status=status,
-                                      mimetype="application/json")
+    body = "" if empty else json.dumps(data, separators=(",", ":"))
+    resp = current_app.response_class(body, status=status,
+                                      mimetype=None if empty else "application/json")
     for k, v in (headers or {}).items():
         resp.headers[k] = v
     return resp

@@ -11,9 +11,10 @@ from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
+from .. import longpoll
 from ..engine import NAMES, TWO_PLAYER_SETUPS
 from ..errors import ApiError
-from ..store import matches
+from ..store import matches, presence
 from ..store.errors import StoreError
 from ..store.views import event_list, player_view, public_view, summary
 from .common import (
@@ -26,9 +27,11 @@ from .common import (
     E412,
     E413,
     E422,
+    config,
     current_player,
     document_errors,
     json_response,
+    notifier,
     require_player,
     store,
 )
@@ -67,7 +70,7 @@ class ActionSchema(ma.Schema):
 
 
 class ViewQuerySchema(ma.Schema):
-    wait = f.Float(load_default=0, validate=v.Range(0, 60), metadata={
+    wait = f.Float(load_default=0, validate=v.Range(0, 60), allow_nan=False, metadata={
         "description": "hold up to this many seconds for a version newer than `after`"})
     after = f.Integer(metadata={"description": "the version the caller already has"})
 
@@ -118,7 +121,8 @@ class Match(MethodView):
     @document_errors(blp, E404)
     def get(self, match_id: str) -> Any:
         """The public summary: what a spectator may see (everything once the match ended)."""
-        return json_response(public_view(_doc(match_id)))
+        doc = _doc(match_id)
+        return json_response(public_view(doc), headers={"ETag": f'"{doc.version}"'})
 
 
 @blp.route("/<match_id>/join")
@@ -147,13 +151,35 @@ def _seat(doc: matches.MatchDoc, pid: str) -> int:
 class View(MethodView):
     @blp.arguments(ViewQuerySchema, location="query")
     @blp.response(200, ViewSchema)
-    @blp.doc(security=AUTH)
+    @blp.alt_response(304, description="If-None-Match holds the current version (ETag)")
+    @blp.doc(security=AUTH, parameters=[
+        {"in": "header", "name": "If-None-Match", "required": False,
+         "schema": {"type": "string"}, "description": "a version (ETag) you already have"}])
     @document_errors(blp, E401, E403, E404, E422)
     def get(self, args: dict[str, Any], match_id: str) -> Any:
-        """The caller's view: hand, private knowledge, legal actions, this round's events."""
+        """Your view; with wait=S&after=V it is held until the match passes version V."""
         pid = require_player()
+        r = store()
         doc = _doc(match_id)
-        return json_response(player_view(doc, _seat(doc, pid)))
+        seat = _seat(doc, pid)
+        presence.touch(r, pid)
+        have = _if_none_match()
+        after = args.get("after", have)
+        wait = min(args["wait"], config().max_wait_s)
+        if wait > 0 and after is not None and doc.version <= after:
+            doc = longpoll.wait_for_match(r, notifier(), match_id, after, wait)
+        etag = f'"{doc.version}"'
+        if have is not None and have == doc.version:
+            return json_response(None, 304, {"ETag": etag}, empty=True)
+        return json_response(player_view(doc, seat), headers={"ETag": etag})
+
+
+def _if_none_match() -> int | None:
+    raw = request.headers.get("If-None-Match")
+    if not raw:
+        return None
+    tag = raw.split(",")[0].strip().removeprefix("W/").strip('"')
+    return int(tag) if tag.isdigit() else None
 
 
 def _if_match() -> int | None:

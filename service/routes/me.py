@@ -1,18 +1,46 @@
-"""The caller's own things: profile and matches."""
+"""The caller's own things: profile, matches and the notice stream across all matches."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import marshmallow as ma
 from flask.views import MethodView
 from flask_smorest import Blueprint
+from marshmallow import fields as f
+from marshmallow import validate as v
 
-from ..store import matches, players
+from .. import longpoll
+from ..store import inbox, matches, players, presence
 from ..store.views import summary
-from .common import AUTH, E401, E422, document_errors, json_response, require_player, store
+from .common import (
+    AUTH,
+    E401,
+    E422,
+    config,
+    document_errors,
+    json_response,
+    notifier,
+    require_player,
+    store,
+)
 from .schemas import ListQuerySchema, MatchListSchema
 
 blp = Blueprint("me", __name__, url_prefix="/v1/me", description="The caller's own things.")
+
+
+class NoticesQuerySchema(ma.Schema):
+    after = f.String(validate=v.Regexp(inbox.CURSOR_RE), metadata={
+        "description": "the cursor of the last notice you have; absent: from the oldest kept"})
+    wait = f.Float(load_default=0, validate=v.Range(0, 60), allow_nan=False,
+                   metadata={"description": "hold up to this many seconds for a notice"})
+
+
+class NoticesSchema(ma.Schema):
+    events = f.List(f.Dict(), required=True, metadata={
+        "description": "match_started, your_turn, match_finished; each with match_id, version, "
+                       "seat and cursor"})
+    cursor = f.String(required=True, metadata={"description": "pass as `after` next time"})
 
 
 @blp.route("")
@@ -34,7 +62,24 @@ class MyMatches(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """The caller's matches, newest first, each with your_turn."""
         pid = require_player()
+        presence.touch(store(), pid)
         ids, nxt = matches.list_ids(store(), status=args.get("status"), player=pid,
                                     offset=args["cursor"], limit=args["limit"])
         docs = matches.load_many(store(), ids)
         return json_response({"matches": [summary(d, pid) for d in docs], "next_cursor": nxt})
+
+
+@blp.route("/events")
+class MyEvents(MethodView):
+    @blp.arguments(NoticesQuerySchema, location="query")
+    @blp.response(200, NoticesSchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E401, E422)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Notices across your matches after a cursor; with wait=S, held until one arrives."""
+        pid = require_player()
+        r = store()
+        presence.touch(r, pid)
+        wait = min(args["wait"], config().max_wait_s)
+        notices, cursor = longpoll.wait_for_notices(r, notifier(), pid, args.get("after"), wait)
+        return json_response({"events": notices, "cursor": cursor})

@@ -11,11 +11,6 @@ def match(mid: str) -> str:
     return f"{PREFIX}:m:{{{mid}}}:state"
 
 
-def match_channel(mid: str) -> str:
-    """Pub/sub channel that carries a match's new version (wakes long-pollers)."""
-    return f"{PREFIX}:m:{{{mid}}}:changed"
-
-
 def idempotency(mid: str, pid: str, key: str) -> str:
     return f"{PREFIX}:m:{{{mid}}}:idem:{pid}:{key}"
 
@@ -43,3 +38,4 @@ def matches_by_status(status: str) -> str:
 
 ALL_MATCHES = f"{PREFIX}:idx:matches"
 DEADLINES = f"{PREFIX}:idx:deadlines"  # zset: match id -> pending turn deadline (epoch s)
+PRESENCE = f"{PREFIX}:idx:presence"  # zset: player id -> last poll (epoch s)

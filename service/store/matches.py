@@ -17,7 +17,7 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import keys, players
+from . import deadlines, inbox, keys, players
 from .docs import ACTIVE, FINISHED, WAITING, MatchDoc
 from .errors import StoreError
 from .views import player_view
@@ -41,6 +41,17 @@ def _load(r: redis.Redis | Pipeline, mid: str) -> MatchDoc:
     if raw is None:
         raise StoreError("not_found", f"no match {mid!r}")
     return MatchDoc.from_json(raw)
+
+
+def load(r: redis.Redis, mid: str) -> MatchDoc:
+    """The stored document as it is (no timeouts applied)."""
+    return _load(r, mid)
+
+
+def peek_version(r: redis.Redis, mid: str) -> int:
+    """The stored version, -1 when the match doesn't exist."""
+    raw = r.get(keys.match(mid))
+    return -1 if raw is None else MatchDoc.from_json(raw).version
 
 
 def get(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
@@ -101,7 +112,8 @@ def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
         pipe.zadd(keys.DEADLINES, {mid: doc.deadline})
     else:
         pipe.zrem(keys.DEADLINES, mid)
-    pipe.publish(keys.match_channel(mid), doc.version)
+    inbox.queue(pipe, doc, old_status)
+    deadlines.queue(pipe, doc)
 
 
 def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T],

@@ -1,0 +1,1 @@
+"""RQ jobs: turn timeouts (and, later, ladder scheduling and ratings)."""

@@ -1,0 +1,85 @@
+"""Turn deadlines.
+
+``run`` is scheduled at each turn's deadline (job id: match + version). It only acts when that
+same version is still pending and its deadline has passed, through the same compare-and-set as
+actions, so late, repeated or concurrent jobs change nothing. ``recover`` (an ``rq cron`` job)
+catches deadlines whose job was lost (a worker killed mid-job, a scheduler gone)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import redis
+from rq import get_current_job
+
+from ..store import deadlines, keys, matches
+from ..store.docs import ACTIVE
+from ..store.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+#: recover() leaves deadlines younger than this to their own jobs
+RECOVERY_GRACE_S = 2.0
+
+
+def _connection() -> redis.Redis:
+    job = get_current_job()
+    if job is None:  # called directly (tests, scripts)
+        from ..config import Config
+
+        return redis.Redis.from_url(Config.from_env().redis_url)
+    return job.connection
+
+
+def expire_match(r: redis.Redis, mid: str, now: float | None = None) -> int:
+    """Apply the due timeouts of one match; returns how many versions it moved (0: nothing)."""
+    for _ in range(5):
+        try:
+            before = matches.peek_version(r, mid)
+            doc = matches.expire(r, mid, now=now)
+            return doc.version - before
+        except StoreError as e:
+            if e.code == "version_conflict":
+                continue  # somebody else changed it: read again
+            if e.code == "not_found":
+                return 0
+            raise
+    return 0
+
+
+def run(mid: str, version: int, attempt: int = 0) -> str:
+    """The deadline job of ``mid`` at ``version``."""
+    r = _connection()
+    try:
+        doc = matches.load(r, mid)
+    except StoreError:
+        return "gone"
+    if doc.version != version or doc.status != ACTIVE or doc.deadline is None:
+        return "stale"
+    now = time.time()
+    if now < doc.deadline:  # woke early (clock skew between hosts): go again at the deadline
+        with r.pipeline() as pipe:
+            pipe.multi()
+            deadlines.queue(pipe, doc, attempt=attempt + 1)
+            pipe.execute()
+        return "early"
+    moved = expire_match(r, mid)
+    return "applied" if moved else "stale"
+
+
+def recover(limit: int = 1000) -> int:
+    """Apply every overdue timeout whose job didn't (worker died, job lost)."""
+    r = _connection()
+    now = time.time()
+    due = r.zrangebyscore(keys.DEADLINES, "-inf", now - RECOVERY_GRACE_S, start=0, num=limit)
+    moved = 0
+    for raw in due:
+        mid = raw.decode()
+        n = expire_match(r, mid, now=time.time())
+        if n:
+            log.info("recovered %d overdue timeout(s) of %s", n, mid)
+            moved += n
+        elif matches.peek_version(r, mid) < 0:
+            r.zrem(keys.DEADLINES, mid)
+    return moved

@@ -1,0 +1,71 @@
+"""Each player's inbox: a Redis stream of "match started", "your turn" and "match finished", so a
+bot can follow all its matches with one long-poll and resume after a restart from its cursor."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import redis
+from redis.client import Pipeline
+
+from .. import notify
+from .docs import ACTIVE, FINISHED, MatchDoc
+
+MAXLEN = 1000
+TTL_S = 7 * 24 * 3600
+CURSOR_RE = re.compile(r"^\d+-\d+$")
+
+
+def key(pid: str) -> str:
+    return f"ll:p:{pid}:inbox"
+
+
+def notices(doc: MatchDoc, old_status: str | None) -> list[tuple[str, dict[str, Any]]]:
+    """What each seated player should hear about this committed change."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    base = {"match_id": doc.id, "version": doc.version}
+    if doc.status == ACTIVE and old_status != ACTIVE:
+        out += [(pid, {"type": "match_started", "seat": i, **base})
+                for i, pid in enumerate(doc.seats)]
+    if doc.status == FINISHED and old_status != FINISHED:
+        winners = doc.state.winners if doc.state else []
+        out += [(pid, {"type": "match_finished", "seat": i, "winners": winners, **base})
+                for i, pid in enumerate(doc.seats)]
+    if doc.status == ACTIVE and doc.state is not None and doc.state.turn >= 0:
+        seat = doc.state.turn
+        out.append((doc.seats[seat], {"type": "your_turn", "seat": seat,
+                                      "deadline": doc.deadline, **base}))
+    return out
+
+
+def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
+    """Queue the inbox entries and wake-ups of a change (inside the change's MULTI)."""
+    for pid, notice in notices(doc, old_status):
+        k = key(pid)
+        pipe.xadd(k, {"n": json.dumps(notice)}, maxlen=MAXLEN, approximate=True)
+        pipe.expire(k, TTL_S)
+        pipe.publish(notify.player_channel(pid), doc.id)
+    pipe.publish(notify.match_channel(doc.id), doc.version)
+
+
+def read(r: redis.Redis, pid: str, after: str | None, count: int = 100) -> tuple[
+        list[dict[str, Any]], str]:
+    """Notices after the cursor ``after`` (exclusive; None: from the start) and the new cursor."""
+    start = "-" if after is None else f"({after}"
+    entries = r.xrange(key(pid), min=start, max="+", count=count)
+    out = []
+    cursor = after or "0-0"
+    for entry_id, fields in entries:
+        cursor = entry_id.decode()
+        notice = json.loads(fields[b"n"])
+        notice["cursor"] = cursor
+        out.append(notice)
+    return out, cursor
+
+
+def head(r: redis.Redis, pid: str) -> str:
+    """The cursor of the newest notice (``0-0`` when empty): 'from now on'."""
+    last = r.xrevrange(key(pid), count=1)
+    return last[0][0].decode() if last else "0-0"
