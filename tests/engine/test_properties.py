@@ -32,6 +32,7 @@ from service.engine import (
     apply,
     apply_inplace,
     apply_timeout,
+    forfeit,
     forfeit_inplace,
     is_legal,
     legal_actions,
@@ -53,14 +54,16 @@ CONFIG_IDS = [f"{rs}-{n}p-{setup}" if n == 2 else f"{rs}-{n}p" for rs, n, setup 
 
 MIN_MATCHES = 5000
 MATCHES_PER_CONFIG = -(-MIN_MATCHES // len(CONFIGS))  # ceil: >= 5,000 matches in all
-# Every DEEP_EVERY-th match is "deep": at every step it also applies every legal action to a
-# clone, uses the immutable ``apply`` (checking the input is left unchanged) and checks the JSON
-# round trip. Serializing the whole event log at every step is quadratic in the match length,
-# so the other matches check the JSON round trip only once, at the end; every match checks card
-# conservation and the other invariants at every step.
-DEEP_EVERY = 12
+# Two matches in every DEEP_EVERY (one of them with forfeits and timeouts) are "deep": at every
+# step they also apply every legal action to a clone, use the immutable ``apply``/``forfeit``
+# (checking the input is left unchanged) and check the JSON round trip. Serializing the whole
+# event log at every step is quadratic in the match length, so the other matches check the JSON
+# round trip only once, at the end; every match checks card conservation and the other
+# invariants at every step.
+DEEP_EVERY = 24
 
 COUNTESS, KING, PRINCE = int(Card.COUNTESS), int(Card.KING), int(Card.PRINCE)
+GUARD = int(Card.GUARD)
 TARGETED = {int(Card.GUARD), int(Card.PRIEST), int(Card.BARON), int(Card.KING)}
 
 
@@ -68,7 +71,7 @@ TARGETED = {int(Card.GUARD), int(Card.PRIEST), int(Card.BARON), int(Card.KING)}
 
 
 def check_state(s: MatchState, full_deck: list[int]) -> None:
-    """The per-step invariants (see the module docstring of the test below)."""
+    """The per-step invariants (listed in test_random_playouts_keep_invariants)."""
     n = s.players
     hands = s.hands
     # Each card of the ruleset is in exactly one place.
@@ -134,14 +137,22 @@ def check_legal(s: MatchState, acts: list[Action]) -> None:
     if s.phase == PHASE_CHANCELLOR:
         for a in acts:
             assert a.type == CHANCELLOR_RETURN
-            assert a.bottom is not None
+            assert a.keep is not None and a.bottom is not None
             assert sorted([a.keep, *a.bottom]) == sorted(hand)
         return
     countess_forced = COUNTESS in hand and (KING in hand or PRINCE in hand)
     if countess_forced:
         assert acts == [Action.play(COUNTESS)], f"R11: {hand} allows {acts}"
+    others = [q for q in range(s.players)
+              if q != me and not s.eliminated[q] and not s.protected[q]]
     for a in acts:
         assert a.type == PLAY and a.card in hand
+        if a.card in TARGETED:  # R20a: no target exactly when nobody can be chosen
+            assert (a.target is None) == (not others), f"{a} with targets {others}"
+        if a.card == PRINCE:
+            assert a.target is not None
+        if a.card == GUARD and a.target is not None:
+            assert a.guess is not None and a.guess != GUARD, f"R12: {a}"
         # R11 (checked for each action, not only through the forced branch above)
         assert not (a.card in (KING, PRINCE) and COUNTESS in hand), f"R11 broken: {a}"
         t = a.target
@@ -162,11 +173,11 @@ def check_events(s: MatchState, start: int, returned: Sequence[Event]) -> None:
         prev = e.round
 
 
-def check_round_trip(s: MatchState) -> None:
+def check_round_trip(s: MatchState) -> str:
+    """Assert the JSON round trip gives an equal state; return the JSON text."""
     text = s.to_json()
-    back = MatchState.from_json(text)
-    assert back == s, "JSON round trip changed the state"
-    assert back.to_json() == text
+    assert MatchState.from_json(text) == s, "JSON round trip changed the state"
+    return text
 
 
 def choose(rng: random.Random, acts: list[Action]) -> Action:
@@ -174,8 +185,13 @@ def choose(rng: random.Random, acts: list[Action]) -> Action:
     target x guess actions don't crowd the other card out)."""
     if rng.random() < 0.5:
         return rng.choice(acts)
-    card = rng.choice(sorted({a.card if a.type == PLAY else a.keep for a in acts}, key=int))
-    return rng.choice([a for a in acts if (a.card if a.type == PLAY else a.keep) == card])
+    def card_of(a: Action) -> int:
+        card = a.card if a.type == PLAY else a.keep
+        assert card is not None
+        return card
+
+    card = rng.choice(sorted({card_of(a) for a in acts}))
+    return rng.choice([a for a in acts if card_of(a) == card])
 
 
 def step_bound(s: MatchState) -> int:
@@ -204,8 +220,7 @@ def play_match(rng: random.Random, ruleset: str, players: int, setup: str, *, de
     try:
         check_state(s, full_deck)
         check_events(s, 0, s.events)
-        if deep:
-            check_round_trip(s)
+        text = check_round_trip(s) if deep else ""  # the current state's JSON in deep matches
         while s.status == ACTIVE:
             steps += 1
             assert steps <= bound, f"match not over after {bound} steps"
@@ -221,16 +236,22 @@ def play_match(rng: random.Random, ruleset: str, players: int, setup: str, *, de
                     else:
                         raise AssertionError("forfeiting twice was accepted")
                     assert len(s.events) == start
+                    steps -= 1  # a refused request is not a step of the match
                     continue
-                evs = forfeit_inplace(s, seat)
+                if deep:
+                    new, evs = forfeit(s, seat)
+                    assert new is not s
+                    assert s.to_json() == text, "forfeit changed its input state"
+                    s = new
+                else:
+                    evs = forfeit_inplace(s, seat)
                 assert s.forfeited[seat]
             elif r < forfeit_rate + timeout_rate:
-                before = s.to_json() if deep else ""
                 policy = "forfeit" if rng.random() < 0.1 else "auto"
                 new, evs = apply_timeout(s, policy=policy, max_timeouts=max_timeouts)
                 assert new is not s
                 if deep:
-                    assert s.to_json() == before, "apply_timeout changed its input"
+                    assert s.to_json() == text, "apply_timeout changed its input"
                 s = new
             else:
                 acts = legal_actions(s)
@@ -244,17 +265,16 @@ def play_match(rng: random.Random, ruleset: str, players: int, setup: str, *, de
                 a = choose(rng, acts)
                 assert is_legal(s, a)
                 if deep:
-                    before = s.to_json()
                     new, evs = apply(s, a, seat=s.turn)
                     assert new is not s
-                    assert s.to_json() == before, "apply changed its input state"
+                    assert s.to_json() == text, "apply changed its input state"
                     s = new
                 else:
                     evs = apply_inplace(s, a)
             check_events(s, start, evs)
             check_state(s, full_deck)
             if deep:
-                check_round_trip(s)
+                text = check_round_trip(s)
         check_round_trip(s)
         assert all(r["winners"] for r in s.rounds), "a round without a winner"
         assert s.round <= s.players * (s.tokens_to_win - 1) + 1
@@ -277,7 +297,7 @@ def test_random_playouts_keep_invariants(ruleset: str, players: int, setup: str)
     rounds = 0
     forfeited = timed_out = chancellor_steps = 0
     for i in range(MATCHES_PER_CONFIG):
-        s, _ = play_match(rng, ruleset, players, setup, deep=i % DEEP_EVERY == 0,
+        s, _ = play_match(rng, ruleset, players, setup, deep=i % DEEP_EVERY in (0, 1),
                           chaos=i % 3 == 1)
         outcomes[s.events[-1].data["reason"]] += 1
         rounds += s.round
@@ -514,6 +534,15 @@ def test_seed_matters_and_global_random_is_unused() -> None:
                 firsts.add(s.round_first)
             assert len(decks) == 30, "two seeds gave the same deal"
             assert len(firsts) > 1
+            # Later rounds depend on the seed too, not only on the round number.
+            rng = random.Random(0)
+            later = set()
+            for seed in range(10):
+                s = new_match(ruleset, players, seed=seed, two_player_setup=setup)
+                while s.round < 2:
+                    apply_inplace(s, rng.choice(legal_actions(s)))
+                later.add(tuple(s.events[s.round_start_seq].data["deck"]))
+            assert len(later) == 10, "two seeds gave the same round-2 deal"
             # The same seed always gives the same deal.
             a = new_match(ruleset, players, seed="same", two_player_setup=setup)
             b = new_match(ruleset, players, seed="same", two_player_setup=setup)
