@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import redis
@@ -11,7 +12,7 @@ from flask_limiter import Limiter
 from flask_smorest import Api
 
 from . import errors
-from .config import Config
+from .config import Config, ladders_from_env
 from .notify import Notifier
 from .routes import BLUEPRINTS, health
 from .routes.common import ErrorSchema, bearer_token
@@ -46,6 +47,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     app.extensions["llconfig"] = cfg
     app.extensions["redis"] = client = redis.Redis.from_url(cfg.redis_url)
     app.extensions["notifier"] = Notifier(client)
+    app.extensions["ladders"] = ladders_from_env()
     deadlines.ENABLED = cfg.enqueue_jobs
     api = _Api(app, spec_kwargs={
         "info": {"description": "Love Letter as a service for bots. Errors are JSON "
@@ -60,6 +62,9 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         storage_uri=_limits_uri(cfg.redis_url), enabled=cfg.rate_limits_enabled,
         strategy="fixed-window", key_prefix="ll:rl")
     limiter.exempt(health.blp)
+    if os.environ.get("BENCH_BARE_ENDPOINT") == "1":  # bench/api.py only; never in openapi.yaml
+        from .bench_bare import blp as bench_bare
+        app.register_blueprint(bench_bare)
 
     @app.get("/docs/static/<path:filename>")
     def swagger_assets(filename: str) -> Any:

@@ -41,3 +41,52 @@ class Config:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update(changes)
         return Config(**values)
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """One ladder. ``interval_s``: how often the scheduler forms matches; ``max_concurrent``:
+    how many of this ladder's matches one bot may play at once."""
+
+    name: str
+    ruleset: str
+    seats: int
+    turn_timeout_s: int = 10
+    interval_s: int = 10
+    max_concurrent: int = 1
+    description: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+DEFAULT_LADDERS = (
+    LadderConfig("duel", "classic", 2, description="Classic Love Letter, two players"),
+    LadderConfig("table", "2019", 4, description="2019 edition, four players"),
+)
+
+#: ladder tuning shared by every ladder
+PRESENCE_WINDOW_S = 60  # a bot is present if it polled within this window
+BENCH_AFTER = 3  # consecutive ladder matches with a timeout or forfeit before benching
+PROVISIONAL_GAMES = 10
+
+
+def ladders_from_env() -> dict[str, LadderConfig]:
+    """The configured ladders: ``LADDERS`` (a JSON list of objects with LadderConfig's fields)
+    replaces the defaults; ``LADDER_INTERVAL_S`` / ``LADDER_TURN_TIMEOUT_S`` override those
+    fields of every ladder (handy for tests and demos)."""
+    import json
+
+    raw = os.environ.get("LADDERS")
+    ladders = [LadderConfig(**d) for d in json.loads(raw)] if raw else list(DEFAULT_LADDERS)
+    out = {}
+    for lad in ladders:
+        changes: dict[str, Any] = {}
+        if os.environ.get("LADDER_INTERVAL_S"):
+            changes["interval_s"] = int(os.environ["LADDER_INTERVAL_S"])
+        if os.environ.get("LADDER_TURN_TIMEOUT_S"):
+            changes["turn_timeout_s"] = int(os.environ["LADDER_TURN_TIMEOUT_S"])
+        if changes:
+            lad = LadderConfig(**{**lad.to_dict(), **changes})
+        out[lad.name] = lad
+    return out

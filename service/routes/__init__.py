@@ -1,5 +1,5 @@
 """HTTP blueprints, one per resource."""
 
-from . import health, matches, me, players
+from . import health, ladders, matches, me, players
 
-BLUEPRINTS = [health.blp, players.blp, matches.blp, me.blp]
+BLUEPRINTS = [health.blp, players.blp, matches.blp, me.blp, ladders.blp]

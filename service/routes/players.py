@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
+from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import fields as f
 
-from ..store import matches, players
+from ..store import ladders, matches, players
 from ..store.views import summary
 from .common import E400, E404, E409, E413, E422, document_errors, json_response, store
 
@@ -58,4 +59,10 @@ class Player(MethodView):
         ids, _ = matches.list_ids(r, player=player_id, limit=20)
         profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids)]
         profile["ratings"] = {}
+        for lad in current_app.extensions["ladders"].values():
+            rec = ladders.record(r, lad, player_id)
+            if rec is not None:
+                profile["ratings"][lad.name] = {
+                    "rating": rec.rating, "mu": rec.mu, "sigma": rec.sigma, "games": rec.games,
+                    "wins": rec.wins, "history": ladders.history(r, lad.name, player_id)}
         return json_response(profile)

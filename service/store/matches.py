@@ -17,7 +17,7 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import deadlines, inbox, keys, players
+from . import deadlines, inbox, keys, ladders, players
 from .docs import ACTIVE, FINISHED, WAITING, MatchDoc
 from .errors import StoreError
 from .views import player_view
@@ -114,6 +114,7 @@ def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
         pipe.zrem(keys.DEADLINES, mid)
     inbox.queue(pipe, doc, old_status)
     deadlines.queue(pipe, doc)
+    ladders.queue_rating(pipe, doc, old_status)
 
 
 def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T],

@@ -1,0 +1,125 @@
+"""Ladders: configuration, leaderboards, entering and leaving."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import marshmallow as ma
+from flask import current_app
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields as f
+
+from ..config import PRESENCE_WINDOW_S, PROVISIONAL_GAMES, LadderConfig
+from ..errors import ApiError
+from ..store import ladders
+from .common import AUTH, E401, E404, document_errors, json_response, require_player, store
+
+blp = Blueprint("ladders", __name__, url_prefix="/v1/ladders",
+                description="The public bot ladders: enter, leave, leaderboards.")
+
+
+class LadderSchema(ma.Schema):
+    name = f.String(required=True)
+    ruleset = f.String(required=True)
+    seats = f.Integer(required=True)
+    turn_timeout_s = f.Integer()
+    interval_s = f.Integer()
+    max_concurrent = f.Integer()
+    description = f.String()
+    entries = f.Integer()
+
+
+class LadderListSchema(ma.Schema):
+    ladders = f.List(f.Nested(LadderSchema), required=True)
+
+
+class RowSchema(ma.Schema):
+    class Meta:
+        unknown = ma.INCLUDE
+
+    rank = f.Integer(required=True)
+    player_id = f.String(required=True)
+    name = f.String(required=True)
+    rating = f.Float(required=True, metadata={"description": "mu - 3 sigma"})
+    mu = f.Float(required=True)
+    sigma = f.Float(required=True)
+    games = f.Integer(required=True)
+    wins = f.Integer(required=True)
+    win_rate = f.Float(allow_none=True)
+    timeouts = f.Integer()
+    seat_balance = f.List(f.Integer(), metadata={"description": "games played in each seat"})
+    provisional = f.Boolean()
+    benched = f.Boolean()
+    benched_reason = f.String(allow_none=True)
+
+
+class LeaderboardSchema(LadderSchema):
+    leaderboard = f.List(f.Nested(RowSchema), required=True)
+    provisional_games = f.Integer()
+    presence_window_s = f.Integer()
+
+
+class EntrySchema(ma.Schema):
+    ladder = f.String(required=True)
+    player_id = f.String(required=True)
+    entered = f.Boolean(required=True)
+    present = f.Boolean()
+    benched = f.Boolean()
+    benched_reason = f.String(allow_none=True)
+    active_matches = f.Integer()
+
+
+def configured() -> dict[str, LadderConfig]:
+    return current_app.extensions["ladders"]  # type: ignore[no-any-return]
+
+
+def _ladder(name: str) -> LadderConfig:
+    lad = configured().get(name)
+    if lad is None:
+        raise ApiError("not_found", f"no ladder {name!r}; GET /v1/ladders lists them")
+    return lad
+
+
+@blp.route("")
+class Ladders(MethodView):
+    @blp.response(200, LadderListSchema)
+    def get(self) -> Any:
+        """The configured ladders."""
+        r = store()
+        out = []
+        for lad in configured().values():
+            d = lad.to_dict()
+            d["entries"] = r.zcard(f"ll:lad:{lad.name}:entries")
+            out.append(d)
+        return json_response({"ladders": out})
+
+
+@blp.route("/<name>")
+class Ladder(MethodView):
+    @blp.response(200, LeaderboardSchema)
+    @document_errors(blp, E404)
+    def get(self, name: str) -> Any:
+        """The leaderboard, best conservative rating (mu - 3 sigma) first."""
+        lad = _ladder(name)
+        d = lad.to_dict()
+        d.update(leaderboard=ladders.leaderboard(store(), lad), provisional_games=PROVISIONAL_GAMES,
+                 presence_window_s=PRESENCE_WINDOW_S)
+        return json_response(d)
+
+
+@blp.route("/<name>/entries")
+class Entries(MethodView):
+    @blp.response(200, EntrySchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E401, E404)
+    def post(self, name: str) -> Any:
+        """Enter the ladder; you are scheduled while you poll (long-poll /v1/me/events)."""
+        return json_response(ladders.enter(store(), _ladder(name), require_player()))
+
+    @blp.response(200, EntrySchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E401, E404)
+    def delete(self, name: str) -> Any:
+        """Leave the ladder (running matches are played out)."""
+        return json_response(ladders.leave(store(), _ladder(name), require_player()))
