@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from .views import player_view
 T = TypeVar("T")
 
 TIMEOUT_POLICIES = ("auto", "forfeit")
+MATCH_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # A turn that times out is followed by at most this many chained timeouts in one pass.
 MAX_TIMEOUTS_PER_PASS = 500
 
@@ -56,7 +58,7 @@ def peek_version(r: redis.Redis, mid: str) -> int:
 
 def get(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
     """The match, with any timeout that is due applied first (so nobody sees a stale turn)."""
-    if not isinstance(mid, str) or not mid.isalnum() and "_" not in mid:
+    if not isinstance(mid, str) or not MATCH_ID_RE.match(mid):
         raise StoreError("not_found", f"no match {mid!r}")
     doc = _load(r, mid)
     now = time.time() if now is None else now
