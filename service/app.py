@@ -11,7 +11,7 @@ from flask import Flask, request, send_from_directory
 from flask_limiter import Limiter
 from flask_smorest import Api
 
-from . import errors
+from . import errors, metrics, requestlog, web
 from .config import Config, ladders_from_env
 from .notify import Notifier
 from .routes import BLUEPRINTS, health
@@ -48,6 +48,8 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     app.extensions["redis"] = client = redis.Redis.from_url(cfg.redis_url)
     app.extensions["notifier"] = Notifier(client)
     app.extensions["ladders"] = ladders_from_env()
+    requestlog.init_app(app)  # first: its hooks run before the rate limiter's
+    metrics_view = metrics.init_app(app)
     deadlines.ENABLED = cfg.enqueue_jobs
     api = _Api(app, spec_kwargs={
         "info": {"description": "Love Letter as a service for bots. Errors are JSON "
@@ -62,6 +64,8 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         storage_uri=_limits_uri(cfg.redis_url), enabled=cfg.rate_limits_enabled,
         strategy="fixed-window", key_prefix="ll:rl")
     limiter.exempt(health.blp)
+    limiter.exempt(metrics_view)
+    limiter.exempt(web.init_app(app))  # the HTML pages (they read the rate-limited JSON API)
     if os.environ.get("BENCH_BARE_ENDPOINT") == "1":  # bench/api.py only; never in openapi.yaml
         from .bench_bare import blp as bench_bare
         app.register_blueprint(bench_bare)

@@ -15,3 +15,35 @@ keepalive = 30
 accesslog = os.environ.get("ACCESS_LOG") or None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
+
+# Prometheus metrics across workers (service/metrics.py): every worker writes its metrics to
+# files in PROMETHEUS_MULTIPROC_DIR and a scrape adds them up. It must be set before a worker
+# imports prometheus_client, so it is settled here, in the master: the environment's directory,
+# else a private temporary one removed at exit. Stale files of an earlier run are wiped at start.
+_metrics_tmp = None
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    import tempfile
+
+    _metrics_tmp = tempfile.mkdtemp(prefix="ll-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_tmp
+
+
+def on_starting(server):  # noqa: ANN001, ANN201 - gunicorn hook
+    path = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    os.makedirs(path, exist_ok=True)
+    for name in os.listdir(path):
+        if name.endswith(".db"):
+            os.remove(os.path.join(path, name))
+
+
+def child_exit(server, worker):  # noqa: ANN001, ANN201 - gunicorn hook
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):  # noqa: ANN001, ANN201 - gunicorn hook
+    if _metrics_tmp is not None:
+        import shutil
+
+        shutil.rmtree(_metrics_tmp, ignore_errors=True)

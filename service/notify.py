@@ -15,6 +15,8 @@ from contextlib import contextmanager
 
 import redis
 
+from .metrics import LONGPOLL_WAITING
+
 log = logging.getLogger(__name__)
 
 PATTERN = "ll:notify:*"
@@ -91,9 +93,11 @@ class Notifier:
         with self._lock:
             for ch in channels:
                 self._waiters.setdefault(ch, set()).add(event)
+        LONGPOLL_WAITING.inc()
         try:
             yield event
         finally:
+            LONGPOLL_WAITING.dec()
             with self._lock:
                 for ch in channels:
                     s = self._waiters.get(ch)

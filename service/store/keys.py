@@ -39,3 +39,4 @@ def matches_by_status(status: str) -> str:
 ALL_MATCHES = f"{PREFIX}:idx:matches"
 DEADLINES = f"{PREFIX}:idx:deadlines"  # zset: match id -> pending turn deadline (epoch s)
 PRESENCE = f"{PREFIX}:idx:presence"  # zset: player id -> last poll (epoch s)
+STATS = f"{PREFIX}:stats"  # hash: actions, timeouts -> how many were applied (GET /metrics)

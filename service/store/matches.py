@@ -102,6 +102,14 @@ def _apply_due_timeouts(doc: MatchDoc, now: float) -> int:
     return applied
 
 
+def _count(pipe: Pipeline, *, actions: int = 0, timeouts: int = 0) -> None:
+    """Count applied actions and timeouts for GET /metrics, in the MULTI that commits them."""
+    if actions:
+        pipe.hincrby(keys.STATS, "actions", actions)
+    if timeouts:
+        pipe.hincrby(keys.STATS, "timeouts", timeouts)
+
+
 def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
     """Queue the document and its index entries (inside MULTI)."""
     mid = doc.id
@@ -248,12 +256,14 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *,
             if due:  # the timeouts stay applied even though this action is refused
                 pipe.multi()
                 _write(pipe, doc, old)
+                _count(pipe, timeouts=due)
                 pipe.execute()
             raise
         _after_engine_change(doc, t)
         view = player_view(doc, seat, t)
         pipe.multi()
         _write(pipe, doc, old)
+        _count(pipe, actions=1, timeouts=due)
         if idem is not None:
             pipe.set(idem, json.dumps({"hash": fingerprint, "response": view}),
                      ex=idempotency_ttl_s)
@@ -279,7 +289,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> M
         if seat is None:
             raise StoreError("forbidden", "you don't sit in this match")
         old = doc.status
-        _apply_due_timeouts(doc, t)
+        due = _apply_due_timeouts(doc, t)
         if doc.status != ACTIVE:
             raise StoreError("match_not_active", f"the match is {doc.status}")
         assert doc.state is not None
@@ -291,6 +301,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> M
         _after_engine_change(doc, t)
         pipe.multi()
         _write(pipe, doc, old)
+        _count(pipe, timeouts=due)
         return doc
 
     return _transact(r, mid, change)
@@ -302,9 +313,11 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
     def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
         t = time.time() if now is None else now
         old = doc.status
-        if _apply_due_timeouts(doc, t):
+        due = _apply_due_timeouts(doc, t)
+        if due:
             pipe.multi()
             _write(pipe, doc, old)
+            _count(pipe, timeouts=due)
         return doc
 
     return _transact(r, mid, change)

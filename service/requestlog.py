@@ -1,0 +1,112 @@
+"""Structured logs and request ids.
+
+Every response carries ``X-Request-ID``: the caller's own when it sent a sane one (1-128 letters,
+digits and ``-_.:``), a fresh one otherwise. Each answered request is logged as ONE JSON object
+on one line (stderr, logger ``service.access``)::
+
+    {"ts": "2025-01-01T12:00:00.123Z", "level": "info", "msg": "request", "request_id": "...",
+     "method": "POST", "path": "/v1/matches/m_1/actions", "route": "/v1/matches/<match_id>/actions",
+     "status": 200, "duration_ms": 3.1}
+
+Every other record of the ``service`` loggers (``app.logger`` included) is written the same way,
+with the request id of the request it happened in, and ``exc`` holding any traceback.
+``REQUEST_LOG=0`` turns the per-request line off; ``LOG_LEVEL`` sets the level (default info).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Flask, Response, g, has_request_context, request
+
+HEADER = "X-Request-ID"
+_SANE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_FIELDS = ("request_id", "method", "path", "route", "status", "duration_ms", "remote")
+
+access_log = logging.getLogger("service.access")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, msg, the request's fields, exc."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "msg": record.getMessage(),
+            "logger": record.name,
+        }
+        for k in _FIELDS:
+            v = record.__dict__.get(k)
+            if v is not None:
+                out[k] = v
+        if "request_id" not in out and has_request_context():
+            out["request_id"] = request_id()
+            out.setdefault("method", request.method)
+            out.setdefault("path", request.path)
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, separators=(",", ":"), default=str)
+
+
+def configure_logging() -> None:
+    """JSON lines on stderr for the ``service`` loggers (idempotent)."""
+    root = logging.getLogger("service")
+    if any(getattr(h, "_ll_json", False) for h in root.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    handler._ll_json = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(os.environ.get("LOG_LEVEL", "info").upper())
+    root.propagate = False
+
+
+def request_id() -> str:
+    """The current request's id (taken from the request or made up, once)."""
+    rid = g.get("request_id")
+    if rid is None:
+        incoming = request.headers.get(HEADER, "")
+        rid = incoming if _SANE.match(incoming) else uuid.uuid4().hex
+        g.request_id = rid
+    return str(rid)
+
+
+def _before() -> None:
+    g.ll_started = time.perf_counter()
+    request_id()
+
+
+def _after(resp: Response) -> Response:
+    rid = request_id()
+    resp.headers[HEADER] = rid
+    if access_log.isEnabledFor(logging.INFO):
+        started = g.get("ll_started")
+        rule = request.url_rule
+        access_log.info("request", extra={
+            "request_id": rid, "method": request.method, "path": request.path,
+            "route": rule.rule if rule is not None else None, "status": resp.status_code,
+            "duration_ms": None if started is None else
+            round((time.perf_counter() - started) * 1000, 2),
+            "remote": request.remote_addr,
+        })
+    return resp
+
+
+def init_app(app: Flask) -> None:
+    """Install the hooks; call first in ``create_app`` so they run before the rate limiter."""
+    configure_logging()
+    enabled = os.environ.get("REQUEST_LOG", "1") != "0"
+    app.before_request(_before)
+    app.after_request(_after)
+    if not enabled:
+        access_log.disabled = True

@@ -1,0 +1,57 @@
+"""Web pages for people: ladders, leaderboards, live matches and replays, players.
+
+Everything is served from this package (templates and static files, no external assets). The
+pages are thin shells: their scripts read the same public JSON API as everyone else
+(``/v1/ladders``, ``/v1/matches/{id}``, ``/v1/matches/{id}/events``, ``/v1/players/{id}``), so
+they can show nothing a spectator could not fetch. These routes are plain Flask routes, not part
+of the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Blueprint, Flask, abort, render_template
+
+bp = Blueprint("web", __name__, template_folder="templates", static_folder="static",
+               static_url_path="/web/static")
+
+_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _checked(value: str) -> str:
+    if not _ID.match(value):
+        abort(404)
+    return value
+
+
+@bp.get("/")
+def index() -> Any:
+    return render_template("index.html", page="index")
+
+
+@bp.get("/favicon.ico")
+def favicon() -> Any:
+    return bp.send_static_file("favicon.svg")
+
+
+@bp.get("/ladders/<name>")
+def ladder(name: str) -> Any:
+    return render_template("ladder.html", page="ladder", ladder=_checked(name))
+
+
+@bp.get("/matches/<match_id>")
+def match(match_id: str) -> Any:
+    return render_template("match.html", page="match", match_id=_checked(match_id))
+
+
+@bp.get("/players/<player_id>")
+def player(player_id: str) -> Any:
+    return render_template("player.html", page="player", player_id=_checked(player_id))
+
+
+def init_app(app: Flask) -> Blueprint:
+    """Register the pages; returns the blueprint (the app exempts it from rate limits)."""
+    app.register_blueprint(bp)
+    return bp

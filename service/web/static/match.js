@@ -1,0 +1,399 @@
+/* Match page.
+ *
+ * Live (waiting/active): polls the public summary GET /v1/matches/{id} (a spectator's view: no
+ * hand, no private event) and, when its version moves, the public events after the last one seen
+ * (GET /v1/matches/{id}/events?after=N). Hands are drawn face down: only their size is public.
+ *
+ * Replay (finished): the full record (every event, with its audience) is public once the match
+ * is over. The page rebuilds the table after every step from the events (deck, dealt, drew,
+ * play, king_swapped, prince_drew, chancellor_drew/returned, eliminated, round_end...), so every
+ * hand is shown, and steps forward and back through the match.
+ */
+"use strict";
+
+(() => {
+  const { el, clear, getJSON, title, card, cardBack, playerLink, sleep } = LL;
+  const mid = document.body.dataset.match;
+  const params = new URLSearchParams(location.search);
+  const INTERVAL = Math.max(200, parseInt(params.get("interval") || "1000", 10) || 1000);
+
+  let names = [];      // seat -> name
+  let playerIds = [];  // seat -> player id
+  let options = {};
+
+  const $ = (id) => document.getElementById(id);
+  const who = (seat) => (seat === null || seat === undefined ? "nobody" : names[seat] || `seat ${seat}`);
+  const a = (name) => `the ${title(name)}`;
+  const list = (cards) => (cards && cards.length ? cards.map(title).join(", ") : "nothing");
+  const whoList = (seats) => (seats || []).map(who).join(" and ") || "nobody";
+
+  // ------------------------------------------------------------------ sentences
+
+  const REASONS = { guard: "guessed by a guard", baron: "lost a baron comparison", princess: "discarded the Princess",
+                    forfeit: "forfeited", last_standing: "last player standing", showdown: "showdown",
+                    tokens: "enough tokens", timeout: "timed out too often", resigned: "resigned" };
+
+  /** One event as an English sentence (null: not worth a line). */
+  function describe(e) {
+    const t = e.timeout ? " (timed out: the server played for them)" : "";
+    switch (e.type) {
+      case "deck": return `The deck is shuffled (top first): ${list(e.deck)}.`;
+      case "round_start":
+        return `Round ${e.round} begins; ${who(e.first)} starts.` +
+          (e.face_up && e.face_up.length ? ` Face up: ${list(e.face_up)}.` : "") + ` ${e.deck_count} cards in the deck.`;
+      case "dealt": return `${who(e.seat)} is dealt ${a(e.card)}.`;
+      case "turn": return `Turn ${e.turn}: ${who(e.seat)} to play (${e.deck_count} left in the deck).`;
+      case "drew": return `${who(e.seat)} draws ${a(e.card)}.`;
+      case "play": return describePlay(e) + t;
+      case "priest_saw": return `${who(e.seat)} looks at ${who(e.target)}'s hand: ${a(e.card)}.`;
+      case "baron_compared":
+        return `${who(e.seat)} (${title(e.card)}) and ${who(e.target)} (${title(e.target_card)}) compare hands.`;
+      case "king_swapped":
+        return `${who(e.seat)} gives ${a(e.gave)} to ${who(e.target)} and receives ${a(e.received)}.`;
+      case "prince_drew": return `${who(e.seat)} draws ${a(e.card)} to replace the discarded card.`;
+      case "chancellor_drew": return `${who(e.seat)} draws ${list(e.cards)} with the Chancellor.`;
+      case "chancellor_return":
+        return `${who(e.seat)} puts ${e.count} card${e.count === 1 ? "" : "s"} back at the bottom of the deck${t}.`;
+      case "chancellor_returned":
+        return `${who(e.seat)} keeps ${a(e.keep)} and puts ${list(e.bottom)} at the bottom.`;
+      case "eliminated":
+        return `${who(e.seat)} is out of the round (${REASONS[e.reason] || e.reason})` +
+          (e.revealed && e.revealed.length ? `, revealing ${list(e.revealed)}.` : ".");
+      case "forfeit": return `${who(e.seat)} forfeits the match (${REASONS[e.reason] || e.reason}).`;
+      case "round_end": {
+        let s = `Round ${e.round} ends (${REASONS[e.reason] || e.reason}): ${whoList(e.winners)} win${(e.winners || []).length === 1 ? "s" : ""} a token.`;
+        if (e.spy_bonus !== null && e.spy_bonus !== undefined) s += ` ${who(e.spy_bonus)} gets the Spy's token.`;
+        if (e.hands) {
+          const shown = e.hands.map((h, i) => (h.length ? `${who(i)}: ${list(h)}` : null)).filter(Boolean);
+          if (shown.length) s += ` Hands: ${shown.join("; ")}.`;
+        }
+        if (e.tokens) s += ` Tokens: ${e.tokens.map((n, i) => `${who(i)} ${n}`).join(", ")}.`;
+        return s;
+      }
+      case "match_end": return `${whoList(e.winners)} win${(e.winners || []).length === 1 ? "s" : ""} the match (${REASONS[e.reason] || e.reason}).`;
+      default: return `${e.type}`;
+    }
+  }
+
+  function describePlay(e) {
+    const me = who(e.seat), c = e.card;
+    const on = e.target !== undefined && e.target !== null;
+    switch (c) {
+      case "guard":
+        if (!on) return `${me} plays the Guard; nobody can be targeted.`;
+        return `${me} plays the Guard on ${who(e.target)}, naming the ${title(e.guess)}: ${e.hit ? "a hit!" : "a miss."}`;
+      case "priest":
+        return on ? `${me} plays the Priest and looks at ${who(e.target)}'s hand.` : `${me} plays the Priest; nobody can be targeted.`;
+      case "baron":
+        if (!on) return `${me} plays the Baron; nobody can be targeted.`;
+        return `${me} plays the Baron against ${who(e.target)}: ` +
+          (e.loser === null || e.loser === undefined ? "a tie." : `${who(e.loser)} has the lower card.`);
+      case "handmaid": return `${me} plays the Handmaid and is protected until their next turn.`;
+      case "prince": {
+        const target = e.target === e.seat ? "themself" : who(e.target);
+        return `${me} plays the Prince on ${target}; ${who(e.target)} discards ${a(e.discarded)}` +
+          (e.drew_from === "set_aside" ? " and takes the set-aside card." : e.drew_from ? " and draws a new card." : ".");
+      }
+      case "chancellor": return `${me} plays the Chancellor` + (e.drew ? ` and draws ${e.drew} card${e.drew === 1 ? "" : "s"}.` : "; the deck is empty.");
+      case "king":
+        return on ? `${me} plays the King and trades hands with ${who(e.target)}.` : `${me} plays the King; nobody can be targeted.`;
+      case "countess": return `${me} plays the Countess.`;
+      case "princess": return `${me} plays the Princess.`;
+      case "spy": return `${me} plays the Spy.`;
+      default: return `${me} plays ${a(c)}` + (on ? ` on ${who(e.target)}.` : ".");
+    }
+  }
+
+  function logItem(e, extra) {
+    const cls = [e.type === "round_start" ? "round" : "", e.private ? "private" : "", extra || ""].join(" ").trim();
+    return el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, describe(e));
+  }
+
+  // ------------------------------------------------------------------ drawing the table
+
+  function seatBox(p, { turn, hand, revealed }) {
+    const flags = [];
+    if (p.eliminated && !p.forfeited) flags.push(el("span", { class: "badge" }, "out"));
+    if (p.forfeited) flags.push(el("span", { class: "badge benched" }, "forfeited"));
+    if (p.protected) flags.push(el("span", { class: "badge provisional" }, "protected"));
+    if (turn) flags.push(el("span", { class: "badge waiting" }, "to play"));
+    const handNode = el("span", { class: "hand", dataset: { count: hand ? hand.length : p.hand_count } },
+      hand ? (hand.length ? hand.map((c) => card(c, "revealed")) : el("span", { class: "muted" }, "empty"))
+           : (p.hand_count ? Array.from({ length: p.hand_count }, cardBack) : el("span", { class: "muted" }, "empty")));
+    return el("div", { class: `seat${turn ? " turn" : ""}${p.eliminated ? " eliminated" : ""}`, dataset: { seat: p.seat } },
+      el("div", { class: "who" },
+        el("span", { class: "name" }, playerIds[p.seat] ? playerLink(playerIds[p.seat], who(p.seat)) : who(p.seat)),
+        el("span", { class: "flags" }, flags)),
+      el("div", { class: "row" }, el("span", { class: "label" }, "tokens"),
+        el("span", { class: "tokens", dataset: { tokens: p.tokens } }, "●".repeat(p.tokens) || "–"),
+        el("span", { class: "muted small" }, ` ${p.tokens}/${options.tokens_to_win || "?"}`)),
+      el("div", { class: "row" }, el("span", { class: "label" }, revealed ? "hand" : "hand (hidden)"), handNode),
+      el("div", { class: "row discards" }, el("span", { class: "label" }, "discards"),
+        p.discards.length ? p.discards.map((c) => card(c)) : el("span", { class: "muted" }, "none")));
+  }
+
+  function header(v) {
+    const st = $("status");
+    st.textContent = v.status;
+    st.className = `badge ${v.status}`;
+    const bits = [`${v.ruleset}`, `${v.players_count || v.players.length} seats`, `first to ${v.tokens_to_win ?? "?"} tokens`];
+    if (v.ladder) bits.push(`ladder ${v.ladder}${v.rated ? " (rated)" : ""}`);
+    if (v.options && v.options.turn_timeout_s) bits.push(`${v.options.turn_timeout_s}s per turn`);
+    const info = $("match-info");
+    clear(info, bits.join(" · "));
+    if (v.ladder) info.append(" · ", el("a", { href: `/ladders/${encodeURIComponent(v.ladder)}` }, "leaderboard"));
+  }
+
+  function learnSeats(v) {
+    names = v.players.map((p) => p.name);
+    playerIds = v.players.map((p) => p.player_id);
+    options = { ...(v.options || {}), tokens_to_win: v.tokens_to_win, ruleset: v.ruleset };
+  }
+
+  // ------------------------------------------------------------------ live
+
+  let lastVersion = null;
+  let lastSeq = -1;
+
+  function renderLive(v) {
+    header(v);
+    const turnSeat = v.turn ? v.turn.seat : null;
+    const ri = $("round-info");
+    if (v.status === "waiting") {
+      clear(ri, `Waiting for players: ${v.players.length} of ${v.players_count} seats taken.`);
+    } else {
+      const left = v.turn && v.turn.seconds_left !== null && v.turn.seconds_left !== undefined
+        ? ` · ${Math.round(v.turn.seconds_left)}s left` : "";
+      clear(ri, `Round ${v.round} · ${turnSeat !== null ? `${who(turnSeat)} to play${v.turn.phase === "chancellor" ? " (returning cards to the deck)" : ""}` : "between turns"}${left} · version ${v.version}`);
+    }
+    clear($("players"), v.players.map((p) => seatBox(p, { turn: p.seat === turnSeat })));
+    clear($("piles"),
+      el("span", { class: "pile" }, el("span", { class: "label" }, "deck"), `${v.deck_count} cards`),
+      el("span", { class: "pile" }, el("span", { class: "label" }, "set aside"), `${v.set_aside_count} face down`),
+      el("span", { class: "pile" }, el("span", { class: "label" }, "face up"),
+         v.face_up && v.face_up.length ? v.face_up.map((c) => card(c)) : "none"));
+    document.body.dataset.version = v.version;
+    document.body.dataset.status = v.status;
+  }
+
+  async function fetchEvents() {
+    const { data } = await getJSON(`/v1/matches/${encodeURIComponent(mid)}/events?after=${lastSeq}`);
+    const log = $("log");
+    for (const e of data.events) {
+      if (e.seq <= lastSeq) continue;
+      if (e.type === "deck" || e.to !== undefined) continue; // the record arrives with the replay
+      log.append(logItem(e));
+      lastSeq = e.seq;
+    }
+    log.scrollTop = log.scrollHeight;
+  }
+
+  async function live() {
+    document.body.dataset.mode = "live";
+    $("log-title").textContent = "Events (public)";
+    for (;;) {
+      let v;
+      try {
+        ({ data: v } = await getJSON(`/v1/matches/${encodeURIComponent(mid)}`, { allow404: true }));
+      } catch (e) {
+        await sleep(INTERVAL * 2);
+        continue;
+      }
+      if (!v) {
+        $("status").textContent = "not found";
+        clear($("round-info"), "There is no such match.");
+        return;
+      }
+      if (v.status === "finished") return replay(v);
+      if (v.version !== lastVersion) {
+        learnSeats(v);
+        renderLive(v);
+        lastVersion = v.version;
+        if (v.status === "active") {
+          try { await fetchEvents(); } catch (e) { console.warn(e); }
+        }
+      } else if (v.turn) {
+        renderLive(v); // the countdown
+      }
+      await sleep(INTERVAL);
+    }
+  }
+
+  // ------------------------------------------------------------------ replay
+
+  const BREAKS = new Set(["deck", "round_start", "turn", "play", "chancellor_return", "forfeit", "round_end", "match_end"]);
+
+  function newState(n) {
+    return {
+      round: 0, turn: null, deckCount: 0, faceUp: [], aside: [], pendingDeck: null, winners: null,
+      players: Array.from({ length: n }, (_, seat) => ({
+        seat, hand: [], discards: [], tokens: 0, eliminated: false, protected: false, forfeited: false,
+      })),
+    };
+  }
+
+  function clone(s) { return JSON.parse(JSON.stringify(s)); }
+
+  function take(hand, c) {
+    const i = hand.indexOf(c);
+    if (i >= 0) hand.splice(i, 1);
+  }
+
+  /** Apply one event of the full record to the rebuilt table. */
+  function step(s, e) {
+    const P = s.players;
+    switch (e.type) {
+      case "deck": s.pendingDeck = e.deck; break;
+      case "round_start": {
+        s.round = e.round;
+        s.faceUp = e.face_up || [];
+        s.deckCount = e.deck_count;
+        s.turn = null;
+        const deck = s.pendingDeck || [];
+        s.aside = deck.length ? [deck[0]] : [];
+        if (P.length === 2 && options.two_player_setup && options.two_player_setup !== "three-up") s.aside = deck.slice(0, 4);
+        for (const p of P) {
+          p.hand = []; p.discards = []; p.protected = false; p.eliminated = p.forfeited;
+          p.tokens = e.tokens ? e.tokens[p.seat] : p.tokens;
+        }
+        break;
+      }
+      case "dealt": P[e.seat].hand = [e.card]; break;
+      case "turn": s.turn = e.seat; P[e.seat].protected = false; s.deckCount = e.deck_count; break;
+      case "drew": P[e.seat].hand.push(e.card); break;
+      case "play": {
+        const me = P[e.seat];
+        take(me.hand, e.card);
+        me.discards.push(e.card);
+        if (e.card === "handmaid") me.protected = true;
+        if (e.card === "prince" && e.discarded) {
+          take(P[e.target].hand, e.discarded);
+          P[e.target].discards.push(e.discarded);
+          if (e.drew_from === "deck") s.deckCount -= 1;
+          if (e.drew_from === "set_aside") s.aside.shift();
+        }
+        if (e.card === "chancellor" && e.drew) s.deckCount -= e.drew;
+        break;
+      }
+      case "king_swapped": {
+        const x = P[e.seat], y = P[e.target];
+        [x.hand, y.hand] = [y.hand, x.hand];
+        break;
+      }
+      case "prince_drew": P[e.seat].hand.push(e.card); break;
+      case "chancellor_drew": P[e.seat].hand.push(...e.cards); break;
+      case "chancellor_returned": P[e.seat].hand = [e.keep]; s.deckCount += e.bottom.length; break;
+      case "eliminated": {
+        const p = P[e.seat];
+        for (const c of e.revealed || []) { take(p.hand, c); p.discards.push(c); }
+        p.hand = [];
+        p.eliminated = true;
+        p.protected = false;
+        break;
+      }
+      case "forfeit": P[e.seat].forfeited = true; break;
+      case "round_end":
+        s.turn = null;
+        if (e.tokens) P.forEach((p) => { p.tokens = e.tokens[p.seat]; });
+        if (e.hands) P.forEach((p) => { p.hand = e.hands[p.seat].slice(); });
+        break;
+      case "match_end":
+        s.turn = null;
+        s.winners = e.winners;
+        if (e.tokens) P.forEach((p) => { p.tokens = e.tokens[p.seat]; });
+        break;
+      default: break;
+    }
+  }
+
+  /** The record cut into steps (a step starts at each turn, play, round start/end...), with the
+   *  table as it stands after each step. */
+  function buildSteps(events, n) {
+    const steps = [];
+    const s = newState(n);
+    let current = null;
+    for (const e of events) {
+      // a round's shuffled deck opens the step of that round's start
+      const joinsDeck = e.type === "round_start" && current && current.events.every((x) => x.type === "deck");
+      if (current === null || (BREAKS.has(e.type) && !joinsDeck)) {
+        if (current) steps.push({ ...current, state: clone(s) });
+        current = { events: [] };
+      }
+      step(s, e);
+      current.events.push(e);
+    }
+    if (current) steps.push({ ...current, state: clone(s) });
+    return steps;
+  }
+
+  let steps = [];
+  let pos = 0;
+
+  function renderStep() {
+    const st = steps[pos];
+    const s = st.state;
+    clear($("round-info"),
+      `Replay · step ${pos + 1} of ${steps.length} · round ${s.round}` +
+      (s.turn !== null ? ` · ${who(s.turn)} to play` : "") +
+      (s.winners ? ` · ${whoList(s.winners)} won the match` : ""));
+    clear($("players"), s.players.map((p) => seatBox({ ...p, hand_count: p.hand.length },
+      { turn: p.seat === s.turn, hand: p.hand, revealed: true })));
+    clear($("piles"),
+      el("span", { class: "pile" }, el("span", { class: "label" }, "deck"), `${s.deckCount} cards`),
+      el("span", { class: "pile" }, el("span", { class: "label" }, "set aside"),
+         s.aside.length ? s.aside.map((c) => card(c, "revealed")) : "none"),
+      el("span", { class: "pile" }, el("span", { class: "label" }, "face up"),
+         s.faceUp.length ? s.faceUp.map((c) => card(c)) : "none"));
+    const log = $("log");
+    const items = [];
+    steps.slice(0, pos + 1).forEach((x, i) => {
+      for (const e of x.events) {
+        if (e.type === "deck" && i !== pos) continue;
+        items.push(logItem(e, i === pos ? "current" : ""));
+      }
+    });
+    clear(log, items);
+    const cur = log.querySelector("li.current");
+    if (cur) log.scrollTop = cur.offsetTop - log.clientHeight / 2;
+    $("step-label").textContent = `step ${pos + 1} / ${steps.length}`;
+    $("step-range").value = String(pos);
+    $("first").disabled = $("back").disabled = pos === 0;
+    $("last").disabled = $("forward").disabled = pos === steps.length - 1;
+    document.body.dataset.step = String(pos);
+  }
+
+  function go(to) {
+    pos = Math.max(0, Math.min(steps.length - 1, to));
+    renderStep();
+  }
+
+  async function replay(v) {
+    learnSeats(v);
+    header(v);
+    const { data } = await getJSON(`/v1/matches/${encodeURIComponent(mid)}/events`);
+    steps = buildSteps(data.events, v.players.length);
+    if (!steps.length) return renderLive(v);
+    const res = v.result;
+    if (res) $("match-info").append(" · ", el("strong", { class: "result" }, `${whoList(res.winners)} won, ${res.tokens.join("–")} in tokens after ${res.rounds} round${res.rounds === 1 ? "" : "s"}`));
+    $("log-title").textContent = "Events (the full record: every hand is revealed)";
+    $("replay-controls").hidden = false;
+    $("step-range").max = String(steps.length - 1);
+    $("first").onclick = () => go(0);
+    $("back").onclick = () => go(pos - 1);
+    $("forward").onclick = () => go(pos + 1);
+    $("last").onclick = () => go(steps.length - 1);
+    $("step-range").oninput = (ev) => go(parseInt(ev.target.value, 10));
+    document.addEventListener("keydown", (ev) => {
+      if (ev.key === "ArrowRight") go(pos + 1);
+      else if (ev.key === "ArrowLeft") go(pos - 1);
+    });
+    document.body.dataset.version = v.version;
+    document.body.dataset.status = v.status;
+    document.body.dataset.steps = String(steps.length);
+    document.body.dataset.mode = "replay";
+    // Watched live to the end: stay at the end. Opened finished: start from the beginning.
+    go(lastVersion === null ? 0 : steps.length - 1);
+  }
+
+  live();
+})();

@@ -1,0 +1,48 @@
+/* Player page: public profile, rating per ladder with its history chart, recent matches. */
+"use strict";
+
+(() => {
+  const { el, clear, getJSON, fmt, when, chart, statusBadge, matchLink, playerLink, showError } = LL;
+  const pid = document.body.dataset.player;
+
+  async function load() {
+    const ratingsBox = document.getElementById("ratings");
+    const matchesBox = document.getElementById("matches");
+    let data;
+    try {
+      ({ data } = await getJSON(`/v1/players/${encodeURIComponent(pid)}`, { allow404: true }));
+    } catch (e) { showError(ratingsBox, e); return; }
+    if (!data) {
+      clear(ratingsBox, el("p", { class: "muted" }, "There is no such player."));
+      clear(matchesBox);
+      return;
+    }
+    document.getElementById("player-name").textContent = data.name;
+    document.title = `${data.name} · Love Letter Arena`;
+    document.getElementById("player-info").textContent = `id ${data.id} · registered ${when(data.created_at)}`;
+    const ladders = Object.entries(data.ratings || {});
+    if (!ladders.length) clear(ratingsBox, el("p", { class: "muted" }, "Not rated on any ladder yet."));
+    else clear(ratingsBox, ladders.map(([name, r]) => el("div", { class: "ladder-card", dataset: { ladder: name } },
+      el("h3", {}, el("a", { href: `/ladders/${encodeURIComponent(name)}` }, name)),
+      el("div", {}, `rating ${fmt(r.rating)} (μ ${fmt(r.mu)}, σ ${fmt(r.sigma)}) · ${r.games} games · ${r.wins} wins`),
+      chart(r.history))));
+    const ms = data.recent_matches || [];
+    if (!ms.length) clear(matchesBox, el("p", { class: "muted" }, "No match yet."));
+    else clear(matchesBox, el("table", { class: "board" },
+      el("thead", {}, el("tr", {}, ["Match", "Status", "Ruleset", "Ladder", "Players", "Result"].map((h) => el("th", {}, h)))),
+      el("tbody", {}, ms.map((m) => {
+        const me = m.players.find((p) => p.player_id === pid);
+        const won = m.winners && me && m.winners.includes(me.seat);
+        return el("tr", {},
+          el("td", {}, matchLink(m.match_id)),
+          el("td", {}, statusBadge(m.status)),
+          el("td", {}, m.ruleset),
+          el("td", {}, m.ladder || "–"),
+          el("td", {}, m.players.map((p, i) => [i ? ", " : "", playerLink(p.player_id, p.name)])),
+          el("td", {}, m.status === "finished" ? (won ? "won" : "lost") : "–"));
+      }))));
+    document.body.dataset.loaded = "1";
+  }
+
+  load();
+})();
