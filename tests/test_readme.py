@@ -96,3 +96,18 @@ def test_walkthrough_runs(api_server: ApiServer, tmp_path: Path) -> None:
     summary = requests.get(f"{api_server.url}/v1/matches/{match_id}", timeout=10).json()
     assert summary["status"] == "active" and summary["version"] == after
     assert [p["name"] for p in summary["players"]][0] == alice["name"]
+
+
+def test_configuration_table_lists_every_setting() -> None:
+    """Every environment variable read by service/config.py or service/gunicorn_conf.py is a
+    row of the README's Configuration table."""
+    service = README.parent / "service"
+    names: set[str] = set()
+    for name in ("config.py", "gunicorn_conf.py"):
+        src = (service / name).read_text()
+        names |= set(re.findall(r"""(?:environ\.get|environ\[|_env_\w+)\(?\s*["']([A-Z][A-Z0-9_]+)["']""",
+                                src))
+    assert "REDIS_URL" in names and "WEB_CONCURRENCY" in names, names
+    table = README.read_text().split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    rows = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \|", table, re.M))
+    assert not names - rows, f"missing from README's Configuration table: {sorted(names - rows)}"
