@@ -7,10 +7,10 @@ Setup: a private ``redis-server`` (tests/support/redis_proc.py) and gunicorn wit
 ``service/gunicorn_conf.py`` (gevent, ``WEB_CONCURRENCY=2``), ``RATE_LIMITS=0``,
 ``ENQUEUE_JOBS=0`` and ``BENCH_BARE_ENDPOINT=1`` (which adds ``POST /bench/bare/<key>``; it is not
 part of the API). Everything runs on this machine: the client threads share the CPUs with the
-server and Redis, in both phases alike.
+server and Redis, under both loads alike.
 
-Phase 1, actions: each client thread plays whole classic 2-player matches (created and joined
-before the clock starts, ``turn_timeout_s`` one day so nothing times out), one POST
+Actions: each client thread plays whole classic 2-player matches (created and joined before the
+clock starts, ``turn_timeout_s`` one day so nothing times out), one POST
 ``/v1/matches/{id}/actions`` per action, keep-alive connections. After a move it is the other
 seat's turn, and the mover's answer (its new view) shows no legal actions for the other seat; so
 instead of a second request (GET that seat's view) the client keeps the match's engine state
@@ -19,13 +19,17 @@ posts a random one of ``legal_action_dicts`` -- exactly the list the other seat'
 Every answer is checked: 200, the version one higher, and at the end the same winners as the
 local replay.
 
-Phase 2, bare: the same clients, duration and server, one POST ``/bench/bare/<key>`` (a body of
-the same size, a key per client) per "action".
+Bare: the same client threads post to ``/bench/bare/<key>`` (a body of an action's size, a key
+per client), one request per "action".
+
+The two loads alternate in short slots (2.5 s by default: actions, bare, actions, bare, ...)
+rather than running one after the other, so that both meet the same conditions on a shared
+machine; the first slot of each is a warm-up.
 
 Prints one figure a line, ``name: number unit``: ``actions/s``, ``action p50 ms``,
 ``action p99 ms``, ``bare actions/s``, ``bare p50 ms``, ``bare p99 ms``, and
 ``actions/bare ratio`` (the issue's bar: at least 0.5); comment lines start with ``#``. Only
-requests that complete inside the measured window (after a warm-up) count.
+requests that start and end inside a measured slot count.
 """
 
 from __future__ import annotations
@@ -42,7 +46,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +56,7 @@ from service import engine  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 
 MATCH_OPTIONS = {"ruleset": "classic", "seats": 2, "turn_timeout_s": 86400}
+BARE_BODY = {"type": "play", "card": "guard", "target": 1, "guess": "priest"}  # an action's size
 
 
 # --------------------------------------------------------------------------- the server
@@ -170,72 +174,83 @@ def make_match(c: Client, tokens: list[str], seed: str) -> Match:
     return Match(mid, seed, tokens, view["version"])
 
 
-class Window:
-    """One phase's clock: clients set up, meet at ``ready``, start on ``go``; only requests that
-    complete in [start, end) on the perf_counter clock are counted."""
+class Schedule:
+    """Alternating slots, ``actions`` then ``bare``: first one unmeasured warm-up slot of each,
+    then ``pairs`` measured slots of each. Every client thread runs the mode of the slot it is
+    in, so both modes see the same server, the same clients and the same background load on
+    this machine (a noisy neighbour hits both alike). A request counts for its slot's mode if it
+    starts after the slot's first ``settle`` seconds (requests of the other mode still in flight
+    then) and completes before the slot ends."""
 
-    def __init__(self, clients: int) -> None:
-        self.start = self.end = 0.0
-        self.ready = threading.Barrier(clients + 1)
+    MODES = ("actions", "bare")
+
+    def __init__(self, start: float, warmup: float, slot: float, pairs: int,
+                 settle: float = 0.25) -> None:
+        self.slots: list[tuple[str, float, float, bool]] = []  # mode, start, end, measured
+        t = start
+        for i in range(2 + 2 * pairs):
+            length = warmup / 2 if i < 2 else slot
+            self.slots.append((self.MODES[i % 2], t, t + length, i >= 2))
+            t += length
+        self.end = t
+        self.settle = settle
+        self.measured = {m: sum(e - (b + settle) for mode, b, e, on in self.slots
+                                if on and mode == m) for m in self.MODES}
+
+    def at(self, t: float) -> tuple[str, float, float, bool] | None:
+        for slot in self.slots:
+            if slot[1] <= t < slot[2]:
+                return slot
+        return None
+
+    def counts(self, slot: tuple[str, float, float, bool], t0: float, t1: float) -> bool:
+        _, b, e, on = slot
+        return on and b + self.settle <= t0 and t1 < e
+
+
+class Clients:
+    """``n`` client threads, each with its own keep-alive connection, players, matches and bare
+    key. Each plays classic 2-player matches (``actions`` mode) or posts to its bare key
+    (``bare`` mode), as the schedule says."""
+
+    def __init__(self, port: int, n: int, matches_each: int) -> None:
+        self.port, self.n, self.matches_each = port, n, matches_each
+        self.lats: dict[str, list[list[float]]] = {m: [[] for _ in range(n)]
+                                                   for m in Schedule.MODES}
+        self.extra_matches = 0  # matches a client had to create inside the schedule
+        self.matches_played = 0
+        self.lock = threading.Lock()
+        self.ready = threading.Barrier(n + 1)
         self.go = threading.Event()
-        self.stop = threading.Event()
+        self.schedule: Schedule | None = None
+        self.errors: list[BaseException] = []
 
-
-Worker = Callable[[int, Window, list[float]], None]
-
-
-def run_phase(n: int, warmup: float, seconds: float, worker: Worker) -> tuple[float, list[float]]:
-    """Run ``worker`` in ``n`` threads; returns (requests/s in the window, their latencies)."""
-    window = Window(n)
-    lats: list[list[float]] = [[] for _ in range(n)]
-    errors: list[BaseException] = []
-
-    def run(i: int) -> None:
+    def run(self, warmup: float, slot: float, pairs: int) -> Schedule:
+        threads = [threading.Thread(target=self._thread, args=(i,), daemon=True)
+                   for i in range(self.n)]
+        for t in threads:
+            t.start()
         try:
-            worker(i, window, lats[i])
-        except BaseException as e:  # reported below
-            errors.append(e)
-            window.stop.set()
-            window.ready.abort()
+            self.ready.wait(timeout=180)  # every client has done its setup
+        except threading.BrokenBarrierError:
+            pass
+        self.schedule = Schedule(time.perf_counter(), warmup, slot, pairs)
+        self.go.set()
+        for t in threads:
+            t.join(timeout=self.schedule.end - time.perf_counter() + 60)
+        if self.errors:
+            raise RuntimeError(f"client error: {self.errors[0]!r}") from self.errors[0]
+        return self.schedule
 
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(n)]
-    for t in threads:
-        t.start()
-    try:
-        window.ready.wait(timeout=120)  # every client has done its setup
-    except threading.BrokenBarrierError:
-        pass
-    if not errors:
-        now = time.perf_counter()
-        window.start, window.end = now + warmup, now + warmup + seconds
-        window.go.set()
-        time.sleep(max(0.0, window.end - time.perf_counter()))
-    window.stop.set()
-    window.go.set()
-    for t in threads:
-        t.join(timeout=60)
-    if errors:
-        raise RuntimeError(f"client error: {errors[0]!r}") from errors[0]
-    flat = [x for lst in lats for x in lst]
-    return len(flat) / seconds, flat
+    def _thread(self, i: int) -> None:
+        try:
+            self._client(i)
+        except BaseException as e:  # reported by run()
+            self.errors.append(e)
+            self.ready.abort()
 
-
-def record(window: Window, lats: list[float], t0: float, t1: float) -> None:
-    if window.start <= t1 < window.end:
-        lats.append(t1 - t0)
-
-
-class ActionWorker:
-    """Plays whole classic 2-player matches; ``per_thread`` are made before the clock starts."""
-
-    def __init__(self, port: int, per_thread: int) -> None:
-        self.port, self.per_thread = port, per_thread
-        self.extra_matches = 0  # matches a client had to create inside the window
-        self._lock = threading.Lock()
-
-    def __call__(self, i: int, window: Window, lats: list[float]) -> None:
-        port, per_thread = self.port, self.per_thread
-        c = Client(port)
+    def _client(self, i: int) -> None:
+        c = Client(self.port)
         rng = random.Random(i)
         tag = f"{os.getpid()}x{i}"
         tokens = [c.ok("POST", "/v1/players", {"name": f"b{tag}s{s}"})["token"] for s in (0, 1)]
@@ -246,54 +261,57 @@ class ActionWorker:
             made += 1
             return make_match(c, tokens, f"bench-{tag}-{made}")
 
-        pool = [new_match() for _ in range(per_thread)]
-        window.ready.wait(timeout=120)
-        window.go.wait()
+        pool = [new_match() for _ in range(self.matches_each)]
+        bare_path = f"/bench/bare/k{tag}"
+        bare_version = c.ok("POST", bare_path, BARE_BODY)["version"]  # the route is there
+        self.ready.wait(timeout=180)
+        self.go.wait()
+        sched = self.schedule
+        assert sched is not None
         m = pool.pop()
-        while not window.stop.is_set():
-            s = m.state
-            seat = s.turn
-            action = rng.choice(engine.legal_action_dicts(s))
-            t0 = time.perf_counter()
-            status, view = c.call("POST", f"/v1/matches/{m.id}/actions", action, m.tokens[seat])
-            t1 = time.perf_counter()
-            if status != 200:
-                raise RuntimeError(f"action {action} in {m.id} -> {status}: {view}")
-            record(window, lats, t0, t1)
-            engine.apply_inplace(s, action, seat=seat)
-            m.version += 1
-            if view["version"] != m.version or view["status"] != s.status:
-                raise RuntimeError(f"{m.id}: server at {view['version']}/{view['status']}, "
-                                   f"local replay at {m.version}/{s.status}")
-            if s.status == engine.FINISHED:
-                if view["result"]["winners"] != s.winners:
-                    raise RuntimeError(f"{m.id}: winners {view['result']} != {s.winners}")
-                m = pool.pop() if pool else new_match()  # setup inside the window if we must
+        played = 0
+        while True:
+            slot = sched.at(time.perf_counter())
+            if slot is None:
+                break
+            if slot[0] == "actions":
+                s = m.state
+                seat = s.turn
+                action = rng.choice(engine.legal_action_dicts(s))
+                t0 = time.perf_counter()
+                status, view = c.call("POST", f"/v1/matches/{m.id}/actions", action,
+                                      m.tokens[seat])
+                t1 = time.perf_counter()
+                if status != 200:
+                    raise RuntimeError(f"action {action} in {m.id} -> {status}: {view}")
+                engine.apply_inplace(s, action, seat=seat)
+                m.version += 1
+                if view["version"] != m.version or view["status"] != s.status:
+                    raise RuntimeError(f"{m.id}: server at {view['version']}/{view['status']}, "
+                                       f"local replay at {m.version}/{s.status}")
+                if s.status == engine.FINISHED:
+                    if view["result"]["winners"] != s.winners:
+                        raise RuntimeError(f"{m.id}: winners {view['result']} != {s.winners}")
+                    played += 1
+                    m = pool.pop() if pool else new_match()  # inside the schedule if we must
+            else:
+                t0 = time.perf_counter()
+                status, data = c.call("POST", bare_path, BARE_BODY)
+                t1 = time.perf_counter()
+                if status != 200 or data["version"] != bare_version + 1:
+                    raise RuntimeError(f"bare -> {status}: {data} (want {bare_version + 1})")
+                bare_version += 1
+            if sched.counts(slot, t0, t1):
+                self.lats[slot[0]][i].append(t1 - t0)
         c.close()
-        with self._lock:
-            self.extra_matches += max(0, made - per_thread)
+        with self.lock:
+            self.extra_matches += max(0, made - self.matches_each)
+            self.matches_played += played
 
-
-def bare_worker(port: int) -> Worker:
-    body = {"type": "play", "card": "guard", "target": 1, "guess": "priest"}  # same size
-
-    def work(i: int, window: Window, lats: list[float]) -> None:
-        c = Client(port)
-        path = f"/bench/bare/k{i}"
-        version = c.ok("POST", path, body)["version"]  # also proves the route is there
-        window.ready.wait(timeout=120)
-        window.go.wait()
-        while not window.stop.is_set():
-            t0 = time.perf_counter()
-            status, data = c.call("POST", path, body)
-            t1 = time.perf_counter()
-            if status != 200 or data["version"] != version + 1:
-                raise RuntimeError(f"bare {path} -> {status}: {data} (expected {version + 1})")
-            version += 1
-            record(window, lats, t0, t1)
-        c.close()
-
-    return work
+    def results(self, mode: str) -> tuple[float, list[float]]:
+        assert self.schedule is not None
+        flat = [x for lst in self.lats[mode] for x in lst]
+        return len(flat) / self.schedule.measured[mode], flat
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -304,36 +322,39 @@ def pct(xs: list[float], p: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description="API actions/s vs a bare Redis endpoint")
     ap.add_argument("--clients", type=int, default=48, help="client threads (default 48)")
-    ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per phase")
-    ap.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds per phase")
+    ap.add_argument("--seconds", type=float, default=10.0,
+                    help="measured seconds per mode (default 10)")
+    ap.add_argument("--slot", type=float, default=2.5,
+                    help="length of one alternating slot in seconds (default 2.5)")
+    ap.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds (default 2)")
     ap.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
-    ap.add_argument("--matches", type=int, default=4,
-                    help="matches each client creates before the clock starts (default 4)")
+    ap.add_argument("--matches", type=int, default=8,
+                    help="matches each client creates before the clock starts (default 8)")
     opts = ap.parse_args()
+    pairs = max(1, round(opts.seconds / opts.slot))
 
     with RedisProcess() as rp:
         server = Gunicorn(rp.url, opts.workers)
         try:
+            clients = Clients(server.port, opts.clients, opts.matches)
             print(f"# {opts.clients} client threads, {opts.workers} gevent workers, "
-                  f"{opts.seconds:.0f}s measured per phase after {opts.warmup:.0f}s warm-up, "
-                  f"{os.cpu_count()} CPUs shared by clients, server and Redis", flush=True)
-            work = ActionWorker(server.port, opts.matches)
-            rate, lats = run_phase(opts.clients, opts.warmup, opts.seconds, work)
-            extra = work.extra_matches
+                  f"{pairs} x {opts.slot:g}s slots per mode (actions and bare alternating) "
+                  f"after {opts.warmup:g}s warm-up, {os.cpu_count()} CPUs shared by clients, "
+                  f"server and Redis", flush=True)
+            clients.run(opts.warmup, opts.slot, pairs)
+            rate, lats = clients.results("actions")
+            bare_rate, bare_lats = clients.results("bare")
             print(f"actions/s: {rate:.0f} actions/s")
             print(f"action p50 ms: {pct(lats, 50):.1f} ms")
             print(f"action p99 ms: {pct(lats, 99):.1f} ms")
-            if extra:
-                print(f"# {extra} matches were created inside the measured window")
-            sys.stdout.flush()
-
-            bare_rate, bare_lats = run_phase(opts.clients, opts.warmup, opts.seconds,
-                                             bare_worker(server.port))
             print(f"bare actions/s: {bare_rate:.0f} actions/s")
             print(f"bare p50 ms: {pct(bare_lats, 50):.1f} ms")
             print(f"bare p99 ms: {pct(bare_lats, 99):.1f} ms")
             ratio = rate / bare_rate
             print(f"actions/bare ratio: {ratio:.2f} x")
+            print(f"# {clients.matches_played} matches played to the end"
+                  + (f", {clients.extra_matches} of them created inside the measured time"
+                     if clients.extra_matches else ""))
             print(f"# bar (actions/s at least half of bare actions/s): "
                   f"{'met' if ratio >= 0.5 else 'NOT met'}", flush=True)
             log = server.log_tail(200)

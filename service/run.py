@@ -75,10 +75,11 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
         ProcSpec("worker", [*rq_command(), "worker", "--with-scheduler", "--url", redis_url,
                             *QUEUES], env),
     ]
-    # To come (issues 5 and 7), appended here so that they are started, watched and stopped like
-    # the others:
-    #   ProcSpec("cron", [*rq_command(), "cron", "--url", redis_url, "<cron config module>"], env)
-    #   and, when HOUSE_BOTS=1 (the default for make run), one ProcSpec per house bot.
+    # HOOK: the processes still to come (issues 5 and 7) are appended here, so that they are
+    # started, watched and stopped like the others, e.g.
+    #   ProcSpec("cron", [*rq_command(), "cron", "--url", redis_url, "service/jobs/cron.py"], env)
+    # (and the worker then run with `-w service.jobs.worker.DeadlineWorker` on its QUEUES), plus,
+    # when HOUSE_BOTS=1 (the default for make run), one ProcSpec per house bot.
     return specs
 
 
