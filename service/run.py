@@ -307,6 +307,7 @@ class Runner:
                 print("\n".join([
                     "",
                     "Love Letter Arena is running",
+                    f"  web       {base}/",
                     f"  API       {base}/v1",
                     f"  docs      {base}/docs",
                     f"  OpenAPI   {base}/openapi.json",
