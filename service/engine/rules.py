@@ -258,7 +258,36 @@ def legal_action_dicts(state: MatchState) -> list[dict[str, Any]]:
 
 def is_legal(state: MatchState, action: Action) -> bool:
     """Whether ``action`` is legal now for the player to act."""
-    return state.status == ACTIVE and action in _legal(state)[1]
+    return state.status == ACTIVE and _shape_error(action) is None \
+        and action in _legal(state)[1]
+
+
+def _is_card(c: object) -> bool:
+    return (type(c) is int or type(c) is Card) and 0 <= c < len(NAMES)
+
+
+def _shape_error(a: Action) -> str | None:
+    """Why a directly built ``Action`` is malformed, else ``None``. ``Action.from_dict`` checks
+    the wire form; this gives Python callers the same ``malformed_action`` instead of a crash
+    (and keeps ``target=True``, equal to 1, out of the public log)."""
+    if a.type == PLAY:
+        if not _is_card(a.card) or a.keep is not None or a.bottom is not None:
+            return f"card: unknown card {a.card!r}" if a.keep is None and a.bottom is None \
+                else "a play takes card, target and guess only"
+        if a.target is not None and type(a.target) is not int:
+            return "target must be an integer seat"
+        if a.guess is not None and not _is_card(a.guess):
+            return f"guess: unknown card {a.guess!r}"
+        return None
+    if a.type == CHANCELLOR_RETURN:
+        if a.card is not None or a.target is not None or a.guess is not None:
+            return "a chancellor_return takes keep and bottom only"
+        if not _is_card(a.keep):
+            return f"keep: unknown card {a.keep!r}"
+        if type(a.bottom) is not tuple or not all(_is_card(c) for c in a.bottom):
+            return "bottom must be a tuple of cards"
+        return None
+    return f"type must be {PLAY!r} or {CHANCELLOR_RETURN!r}"
 
 
 # --------------------------------------------------------------------------- applying
@@ -290,6 +319,10 @@ def apply_inplace(
         raise EngineError("not_your_turn", f"it is seat {s.turn}'s turn, not seat {seat}'s")
     if not isinstance(action, Action):
         action = Action.from_dict(action)
+    else:
+        why = _shape_error(action)
+        if why is not None:
+            raise EngineError("malformed_action", why)
     if action not in _legal(s)[1]:
         raise EngineError("illegal_action", _explain(s, action))
     start = len(s.events)
