@@ -17,7 +17,7 @@ TYPE_DIRS := service/engine sdk/llsdk
 # Print the subset of the given paths that exist (empty if none).
 existing = $$(for p in $(1); do [ -e "$$p" ] && printf '%s ' "$$p"; done; true)
 
-.PHONY: venv install test lint typecheck bench openapi run clean
+.PHONY: venv install test lint typecheck browser bench openapi run clean
 
 venv install: $(STAMP)
 
@@ -36,8 +36,23 @@ typecheck: $(STAMP)
 	if [ -z "$$paths" ]; then echo "typecheck: nothing to check yet"; \
 	else echo "mypy $$paths"; $(VENV)/bin/mypy $$paths; fi
 
-test: lint typecheck
+test: lint typecheck browser
 	$(VPY) -m pytest
+
+# Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
+# /usr/bin/chromium is missing and apt-get exists (as root, or with password-less sudo). If it
+# cannot be installed, the browser tests skip with a message saying so. Playwright (a dev extra)
+# drives it; `playwright install` (a download of its own browsers) is never used.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+		else echo "browser: not root and no sudo: cannot install chromium (browser tests will skip)"; exit 0; fi; \
+		echo "browser: installing Debian's chromium for the browser tests"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		$$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 \
+		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1; } \
+		|| echo "browser: could not install chromium (browser tests will skip)"; \
+	fi
 
 bench: $(STAMP)
 	@files=$$(ls bench/*.py 2>/dev/null | LC_ALL=C sort); \

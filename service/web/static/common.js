@@ -116,24 +116,21 @@ const LL = (() => {
     return node;
   }
 
-  /** A bigger chart with axis labels: rating (mu - 3 sigma) and the mu ± 3 sigma band. */
+  /** A bigger chart with axis labels: the rating (mu - 3 sigma) after each rated game, a dot
+   *  per game (hover: the match, the place and mu/sigma). */
   function chart(history, w = 560, h = 160) {
     const hist = (history || []).slice().reverse();
     const node = svg("svg", { class: "chart", width: w, height: h, viewBox: `0 0 ${w} ${h}`,
                               role: "img", "aria-label": "rating history" });
     if (!hist.length) return node;
-    const left = 42, right = 8, top = 8, bottom = 20;
-    const his = hist.map((p) => Number(p.mu) + 3 * Number(p.sigma));
-    const los = hist.map((p) => Number(p.rating));
-    const lo = Math.min(...los), hi = Math.max(...his);
-    const span = hi - lo || 1;
+    const left = 44, right = 10, top = 10, bottom = 22;
+    const vals = hist.map((p) => Number(p.rating));
+    let lo = Math.min(...vals), hi = Math.max(...vals);
+    const padv = Math.max(0.5, (hi - lo) * 0.1);
+    lo -= padv; hi += padv;
     const n = hist.length;
     const x = (i) => n === 1 ? (left + w - right) / 2 : left + (i * (w - left - right)) / (n - 1);
-    const y = (v) => top + ((hi - v) * (h - top - bottom)) / span;
-    // the band between mu + 3 sigma (top) and mu - 3 sigma (the rating, bottom)
-    const band = hist.map((p, i) => `${x(i)},${y(his[i])}`)
-      .concat(hist.map((p, i) => `${x(n - 1 - i)},${y(los[n - 1 - i])}`));
-    node.append(svg("polygon", { class: "band", points: band.join(" ") }));
+    const y = (v) => top + ((hi - v) * (h - top - bottom)) / (hi - lo);
     node.append(svg("line", { class: "axis", x1: left, y1: h - bottom, x2: w - right, y2: h - bottom }));
     node.append(svg("line", { class: "axis", x1: left, y1: top, x2: left, y2: h - bottom }));
     for (const v of [hi, (hi + lo) / 2, lo]) {
@@ -141,10 +138,18 @@ const LL = (() => {
       t.textContent = v.toFixed(1);
       node.append(t);
     }
-    const gl = svg("text", { x: w - right, y: h - 5, "text-anchor": "end" });
-    gl.textContent = `${n} rated game${n === 1 ? "" : "s"}`;
+    const gl = svg("text", { x: w - right, y: h - 6, "text-anchor": "end" });
+    gl.textContent = `rating (mu - 3 sigma) after each of ${n} rated game${n === 1 ? "" : "s"}`;
     node.append(gl);
-    node.append(svg("polyline", { points: los.map((v, i) => `${x(i)},${y(v)}`).join(" ") }));
+    node.append(svg("polyline", { points: vals.map((v, i) => `${x(i)},${y(v)}`).join(" ") }));
+    hist.forEach((p, i) => {
+      const dot = svg("circle", { cx: x(i), cy: y(vals[i]), r: 3 });
+      const t = svg("title");
+      t.textContent = `${p.match_id}: place ${p.place} of ${p.players}, rating ${vals[i].toFixed(2)} ` +
+        `(mu ${Number(p.mu).toFixed(2)}, sigma ${Number(p.sigma).toFixed(2)})`;
+      dot.append(t);
+      node.append(dot);
+    });
     return node;
   }
 

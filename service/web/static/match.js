@@ -374,7 +374,7 @@
     steps = buildSteps(data.events, v.players.length);
     if (!steps.length) return renderLive(v);
     const res = v.result;
-    if (res) $("match-info").append(" · ", el("strong", { class: "result" }, `${whoList(res.winners)} won, ${res.tokens.join("–")} in tokens after ${res.rounds} round${res.rounds === 1 ? "" : "s"}`));
+    if (res) $("match-info").append(" · ", el("strong", { class: "result" }, `${whoList(res.winners)} won · tokens ${res.tokens.join("–")} · ${res.rounds} round${res.rounds === 1 ? "" : "s"}`));
     $("log-title").textContent = "Events (the full record: every hand is revealed)";
     $("replay-controls").hidden = false;
     $("step-range").max = String(steps.length - 1);

@@ -1,0 +1,310 @@
+"""docker-compose.yml and the Dockerfile, checked without a Docker engine.
+
+- The compose file validates against the Compose Specification's JSON schema (vendored in
+  tests/data/, so this works offline), as written and after ``${VAR:-default}`` interpolation.
+- Every command (services, health checks, the Dockerfile's CMD and HEALTHCHECK) names something
+  that exists in the project: ``python -m X`` an importable module, ``gunicorn -c FILE MOD:APP`` a
+  config file and a WSGI app, ``rq worker -w CLASS`` an importable RQ worker class and options
+  the real ``rq`` CLI accepts, ``rq cron ... PATH`` a cron config file.
+- The worker and cron commands, run here as written (against a private Redis), start and report
+  healthy through the same ``python -m service.healthcheck`` the containers use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.support.redis_proc import RedisProcess
+from tests.support.server import ApiServer
+
+REPO = Path(__file__).resolve().parent.parent
+COMPOSE = REPO / "docker-compose.yml"
+DOCKERFILE = REPO / "Dockerfile"
+SCHEMA = REPO / "tests" / "data" / "compose-spec.json"
+BIN = Path(sys.executable).parent
+SERVICES = {"redis", "api", "worker", "cron", "house-bots"}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
+
+
+def load_compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE.read_text())  # type: ignore[no-any-return]
+
+
+def interpolate(obj: Any, env: dict[str, str] | None = None) -> Any:
+    """Compose's ``${VAR}`` / ``${VAR:-default}`` interpolation with an empty environment."""
+    env = env or {}
+    if isinstance(obj, str):
+        return _VAR.sub(lambda m: env.get(m.group(1)) or (m.group(2) or ""), obj)
+    if isinstance(obj, list):
+        return [interpolate(x, env) for x in obj]
+    if isinstance(obj, dict):
+        return {k: interpolate(v, env) for k, v in obj.items()}
+    return obj
+
+
+def validator() -> Any:
+    schema = json.loads(SCHEMA.read_text())
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def command(svc: dict[str, Any]) -> list[str]:
+    cmd = svc["command"]
+    return shlex.split(cmd) if isinstance(cmd, str) else list(cmd)
+
+
+# --------------------------------------------------------------------------- the schema
+
+
+def test_compose_file_follows_the_compose_specification() -> None:
+    v = validator()
+    doc = load_compose()
+    for variant in (doc, interpolate(doc)):
+        errors = sorted(v.iter_errors(variant), key=lambda e: list(e.absolute_path))
+        assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors)
+    # The validator does catch mistakes (a typo'd key, a value outside an enum).
+    broken = json.loads(json.dumps(doc))
+    broken["services"]["api"]["helthcheck"] = {}
+    assert list(v.iter_errors(broken))
+    broken = json.loads(json.dumps(doc))
+    broken["services"]["worker"]["depends_on"]["redis"]["condition"] = "whenever"
+    assert list(v.iter_errors(broken))
+
+
+def test_compose_services_are_as_documented() -> None:
+    doc = interpolate(load_compose())
+    services = doc["services"]
+    assert set(services) == SERVICES
+    redis = services["redis"]
+    assert redis["image"].startswith("redis:7")
+    cmd = command(redis)
+    assert cmd[cmd.index("--appendonly") + 1] == "yes"
+    assert cmd[cmd.index("--appendfsync") + 1] == "everysec"
+    volume = redis["volumes"][0].split(":")
+    assert volume[1] == "/data" and volume[0] in doc["volumes"], "a named volume holds the data"
+    for name, svc in services.items():
+        assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
+        if name != "redis":
+            assert svc["build"] == "." and svc["environment"]["REDIS_URL"], name
+            assert "container_name" not in svc, f"{name}: a fixed name prevents --scale"
+    api = services["api"]
+    assert api["environment"]["HOST"] == "0.0.0.0"
+    assert int(api["environment"]["WEB_CONCURRENCY"]) >= 2
+    assert api["environment"]["PROMETHEUS_MULTIPROC_DIR"]
+    assert "ports" not in services["worker"], "workers are scaled with --scale: no fixed port"
+    assert services["house-bots"]["profiles"] == ["house-bots"]
+    for name in ("worker", "cron"):
+        assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
+    # Configuration only through environment variables: no env files, no mounted config.
+    for name, svc in services.items():
+        assert "env_file" not in svc and "configs" not in svc, name
+
+
+# --------------------------------------------------------------------------- commands exist
+
+
+def _check_python(argv: list[str]) -> None:
+    assert argv[1] == "-m", argv
+    module = argv[2]
+    assert importlib.util.find_spec(module) is not None, f"no module {module}"
+    if module == "service.healthcheck":
+        from service.healthcheck import CHECKS
+
+        assert argv[3:] and argv[3] in CHECKS, argv
+
+
+def _check_gunicorn(argv: list[str]) -> None:
+    conf = argv[argv.index("-c") + 1]
+    assert (REPO / conf).is_file(), conf
+    target = argv[-1]
+    module, _, attr = target.partition(":")
+    assert importlib.util.find_spec(module) is not None, module
+    source = Path(importlib.util.find_spec(module).origin or "").read_text()  # type: ignore[union-attr]
+    assert re.search(rf"^{re.escape(attr or 'application')}\s*=", source, re.M), target
+
+
+def _rq_command(sub: str) -> Any:
+    from rq.cli import main as rq_main
+
+    assert sub in rq_main.commands, f"rq has no `{sub}` command"
+    return rq_main.commands[sub]
+
+
+def _check_rq(argv: list[str]) -> None:
+    sub, args = argv[1], argv[2:]
+    cmd = _rq_command(sub)
+    # The real rq CLI parses these arguments (unknown options or missing arguments fail here).
+    ctx = cmd.make_context(f"rq {sub}", list(args), resilient_parsing=False)
+    if sub == "worker":
+        from rq.worker.base import BaseWorker
+
+        from service.jobs.worker import QUEUES
+
+        path = ctx.params["worker_class"]
+        mod, _, name = path.rpartition(".")
+        cls = getattr(importlib.import_module(mod), name)
+        assert issubclass(cls, BaseWorker), path
+        assert ctx.params["with_scheduler"], "the worker runs the scheduler (deadline jobs)"
+        assert set(ctx.params["queues"]) == set(QUEUES), (ctx.params["queues"], QUEUES)
+    elif sub == "cron":
+        assert (REPO / ctx.params["config_path"]).is_file(), ctx.params["config_path"]
+    else:
+        raise AssertionError(f"unexpected rq command {sub}")
+
+
+def check_argv(argv: list[str]) -> None:
+    exe = argv[0]
+    if exe == "python":
+        _check_python(argv)
+    elif exe == "gunicorn":
+        _check_gunicorn(argv)
+    elif exe == "rq":
+        _check_rq(argv)
+    else:
+        raise AssertionError(f"unknown program {exe!r} in {argv}")
+    if exe != "python":  # console scripts the install provides (next to this Python)
+        assert (BIN / exe).exists(), f"{exe} is not installed by the project"
+
+
+def test_every_command_names_something_that_exists() -> None:
+    doc = interpolate(load_compose())
+    checked = 0
+    for name, svc in doc["services"].items():
+        if name == "redis":
+            assert command(svc)[0] == "redis-server"
+            assert svc["healthcheck"]["test"][1:] == ["redis-cli", "ping"]
+            continue
+        check_argv(command(svc))
+        test = svc["healthcheck"]["test"]
+        assert test[0] == "CMD", test
+        check_argv(test[1:])
+        checked += 2
+    assert checked == 8
+
+
+def _dockerfile_json(instruction: str) -> list[list[str]]:
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    found = []
+    for line in text.splitlines():
+        m = re.match(rf"^\s*{instruction}\s+(.*)$", line)
+        if m:
+            rest = m.group(1)
+            rest = rest[rest.index("CMD") + 3:] if instruction == "HEALTHCHECK" else rest
+            found.append(json.loads(rest.strip()))
+    return found
+
+
+def test_dockerfile_commands_and_sources_exist() -> None:
+    text = DOCKERFILE.read_text()
+    assert re.search(r"^FROM python:3\.11-slim\b", text, re.M)
+    assert re.search(r"^USER (?!root\b)\S+", text, re.M), "the image runs as a non-root user"
+    (cmd,) = _dockerfile_json("CMD")
+    check_argv(cmd)
+    (health,) = _dockerfile_json("HEALTHCHECK")
+    check_argv(health)
+    for m in re.finditer(r"^COPY\s+(.+)$", text, re.M):
+        *sources, _dest = m.group(1).split()
+        for src in sources:
+            assert (REPO / src).exists(), f"COPY {src}: not in the repository"
+    assert "pip install . ./sdk" in text  # the service and the SDK (the house bots use it)
+
+
+# --------------------------------------------------------------------------- run them here
+
+
+def _spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    exe = argv[0] if argv[0] != "python" else sys.executable
+    if exe in ("rq", "gunicorn"):
+        exe = str(BIN / exe)
+    with open(log, "ab") as f:
+        return subprocess.Popen([exe, *argv[1:]], cwd=REPO, env=env, stdout=f,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _healthy(role: str, env: dict[str, str]) -> tuple[int, str]:
+    r = subprocess.run([sys.executable, "-m", "service.healthcheck", role], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=30)
+    return r.returncode, r.stdout + r.stderr
+
+
+def _wait_healthy(role: str, env: dict[str, str], procs: list[subprocess.Popen[bytes]],
+                  log: Path, timeout: float = 30.0) -> None:
+    end = time.monotonic() + timeout
+    out = ""
+    while time.monotonic() < end:
+        for p in procs:
+            assert p.poll() is None, f"a process exited ({p.returncode}):\n{log.read_text()}"
+        code, out = _healthy(role, env)
+        if code == 0:
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{role} never became healthy: {out}\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def private_redis() -> Iterator[RedisProcess]:
+    rp = RedisProcess()
+    rp.start()
+    try:
+        yield rp
+    finally:
+        rp.stop()
+
+
+def test_worker_and_cron_commands_run_and_report_healthy(private_redis: RedisProcess,
+                                                         tmp_path: Path) -> None:
+    doc = interpolate(load_compose(), {"REDIS_URL": private_redis.url})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RQ_", "PROMETHEUS"))}
+    env.update({k: str(v) for k, v in doc["services"]["worker"]["environment"].items()})
+    env["REDIS_URL"] = private_redis.url
+    log = tmp_path / "procs.log"
+    for role in ("worker", "cron"):
+        code, out = _healthy(role, env)
+        assert code == 1 and "unhealthy" in out, (role, out)  # nothing runs yet
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for role in ("worker", "cron"):
+            argv = command(doc["services"][role])
+            assert private_redis.url in argv
+            procs.append(_spawn(argv, env, log))
+            _wait_healthy(role, env, procs, log)
+    finally:
+        for p in procs:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=5)
+
+
+def test_api_and_house_bots_health_checks(api_server: ApiServer) -> None:
+    env = dict(os.environ, PORT=str(api_server.port), LLSDK_URL=api_server.url)
+    assert _healthy("api", env)[0] == 0
+    assert _healthy("house-bots", env)[0] == 0
+    from tests.support.server import free_port
+
+    down = dict(env, PORT=str(free_port()), LLSDK_URL=f"http://127.0.0.1:{free_port()}")
+    assert _healthy("api", down)[0] == 1
+    assert _healthy("house-bots", down)[0] == 1

@@ -1,0 +1,49 @@
+"""Browser tests: Debian's headless Chromium driven by Playwright.
+
+``make test`` installs the ``chromium`` package when /usr/bin/chromium is missing (Makefile,
+target ``browser``); Playwright is a dev extra and is pointed at that binary, never at browsers of
+its own. Where neither can be had, every test here is skipped with a message saying why.
+Screenshots go to tests/artifacts/ (git-ignored)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.web import ARGS, CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.skip(f"no Chromium at {CHROMIUM}: `make test` installs Debian's chromium with "
+                    "apt-get when it can; it could not here, so the browser tests are skipped")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (it is a dev extra: make install)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page; JavaScript errors on it fail the test."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.set_default_timeout(15000)
+    try:
+        yield pg
+        assert not errors, f"JavaScript errors on the page: {errors}"
+    finally:
+        ctx.close()
+

@@ -1,0 +1,135 @@
+"""The leaderboard, player and index pages in headless Chromium.
+
+The test fills a ladder the way production does: bots enter it and poll, the scheduling pass
+(``ladders.form_matches``) forms rated matches, the bots play them over HTTP, and each finished
+match is rated (``ladders.rate``). The pages must then show every bot with its rating history."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from service.config import ladders_from_env
+from service.store import ladders, matches, presence
+from tests.support.apiclient import Api, Player, play_randomly
+from tests.support.redis_proc import RedisProcess
+from tests.support.server import ApiServer
+from tests.support.web import screenshot
+
+LADDER = "duel"
+BOTS = 4
+PASSES = 3
+
+
+@pytest.fixture(scope="module")
+def filled(api_server: ApiServer, redis_server: RedisProcess) -> Iterator[dict[str, Any]]:
+    """A ladder with BOTS bots that each played PASSES rated matches."""
+    api = Api(api_server.url)
+    r: redis.Redis = redis_server.client()
+    lad = ladders_from_env()[LADDER]
+    players = {p.id: p for p in (api.register(f"lb{i}") for i in range(BOTS))}
+    for pid in players:
+        ladders.enter(r, lad, pid)
+    rng = random.Random(11)
+    played: list[str] = []
+    for k in range(PASSES):
+        for pid in players:
+            presence.touch(r, pid)  # as a polling bot would
+        created = ladders.form_matches(r, lad, rng=random.Random(k))
+        assert len(created) == BOTS // lad.seats, created
+        for mid in created:
+            doc = matches.load(r, mid)
+            seated: list[Player] = [players[pid] for pid in doc.seats]
+            play_randomly(api, mid, seated, rng, api.summary(mid))
+            assert ladders.rate(r, mid)
+            played.append(mid)
+    board = api.ok(api.request("GET", f"/v1/ladders/{LADDER}"))["leaderboard"]
+    assert len(board) == BOTS and all(row["games"] == PASSES for row in board)
+    yield {"api": api, "players": players, "board": board, "matches": played,
+           "base": api_server.url}
+    api.close()
+    r.close()
+
+
+def _rows(page: Any) -> list[dict[str, Any]]:
+    return page.eval_on_selector_all("#leaderboard tbody tr", """rows => rows.map(tr => ({
+        player: tr.dataset.player,
+        cells: [...tr.children].map(td => td.textContent.trim()),
+        points: (tr.querySelector('svg.spark polyline')?.getAttribute('points') || '')
+                  .split(' ').filter(Boolean).length,
+    }))""")
+
+
+def test_leaderboard_shows_the_ladder_bots(page: Any, filled: dict[str, Any]) -> None:
+    base, board = filled["base"], filled["board"]
+    page.goto(f"{base}/ladders/{LADDER}")
+    page.wait_for_selector("body[data-loaded='1']")
+    page.wait_for_function(
+        f"document.querySelectorAll('#leaderboard svg.spark').length === {BOTS}")
+    rows = _rows(page)
+    # Every bot of the ladder, in the API's order (best conservative rating first).
+    assert [row["player"] for row in rows] == [b["player_id"] for b in board]
+    for row, b in zip(rows, board, strict=True):
+        cells = row["cells"]
+        assert cells[0] == str(b["rank"])
+        assert cells[1] == b["name"]
+        assert cells[2] == f"{b['rating']:.2f}"
+        assert cells[5] == str(PASSES)
+        assert cells[6] == str(b["wins"])
+        assert cells[9] == "provisional"  # fewer games than PROVISIONAL_GAMES
+        assert row["points"] == PASSES, "one point of the rating history per rated game"
+    names = {p.name for p in filled["players"].values()}
+    assert names <= set(page.inner_text("#leaderboard").split())
+    screenshot(page, "web-ladder")
+
+    # Sortable: by name (A-Z, then Z-A), by wins, back by rank.
+    page.click("th[data-key='name']")
+    assert [r["cells"][1] for r in _rows(page)] == sorted(b["name"] for b in board)
+    page.click("th[data-key='name']")
+    assert [r["cells"][1] for r in _rows(page)] == sorted((b["name"] for b in board),
+                                                          reverse=True)
+    page.click("th[data-key='wins']")
+    wins = [int(r["cells"][6]) for r in _rows(page)]
+    assert wins == sorted(wins, reverse=True)
+    assert page.get_attribute("th[data-key='wins']", "class") == "num sorted-desc"
+    page.click("th[data-key='rank']")
+    assert [r["player"] for r in _rows(page)] == [b["player_id"] for b in board]
+    # The sparklines survive re-sorting.
+    assert all(r["points"] == PASSES for r in _rows(page))
+
+
+def test_player_page(page: Any, filled: dict[str, Any]) -> None:
+    base = filled["base"]
+    best = filled["board"][0]
+    page.goto(f"{base}/players/{best['player_id']}")
+    page.wait_for_selector("body[data-loaded='1']")
+    assert page.inner_text("#player-name") == best["name"]
+    card = page.locator(f"#ratings [data-ladder='{LADDER}']")
+    assert f"{best['rating']:.2f}" in card.inner_text()
+    assert card.locator("svg.chart polyline").count() == 1
+    links = page.eval_on_selector_all("#matches a[href^='/matches/']",
+                                      "as => as.map(a => a.textContent)")
+    mine = [m for m in filled["matches"]
+            if any(p["player_id"] == best["player_id"]
+                   for p in filled["api"].summary(m)["players"])]
+    assert set(mine) <= set(links) and len(mine) == PASSES
+    screenshot(page, "web-player")
+    # Unknown player: a clear message, no script error.
+    page.goto(f"{base}/players/p_nobody")
+    page.wait_for_function("document.getElementById('ratings').textContent.includes('no such')")
+
+
+def test_index_lists_ladders_and_matches(page: Any, filled: dict[str, Any]) -> None:
+    page.goto(filled["base"] + "/")
+    page.wait_for_selector(f"#ladders a[href='/ladders/{LADDER}']")
+    page.wait_for_selector(f"#finished a[href='/matches/{filled['matches'][-1]}']")
+    page.click(f"#ladders a[href='/ladders/{LADDER}']")
+    page.wait_for_selector("body[data-loaded='1']")
+    assert page.url.endswith(f"/ladders/{LADDER}")
+    page.goto(filled["base"] + "/")
+    page.wait_for_selector(f"#finished a[href='/matches/{filled['matches'][-1]}']")
+    screenshot(page, "web-index")
