@@ -46,7 +46,8 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -107,6 +108,14 @@ class Gunicorn:
             time.sleep(0.1)
         raise RuntimeError(f"gunicorn not ready in {timeout}s:\n{self.log_tail()}")
 
+    def pids(self) -> list[int]:
+        """The master and its workers."""
+        out = [self.proc.pid]
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and _stat(int(entry))[1:2] == [str(self.proc.pid)]:
+                out.append(int(entry))
+        return out
+
     def log_tail(self, n: int = 30) -> str:
         with open(self.log.name, errors="replace") as f:
             return "".join(f.readlines()[-n:])
@@ -124,6 +133,26 @@ class Gunicorn:
             pass
         self.proc.wait()
         self.log.close()
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/<pid>/stat fields after the command name (state, ppid, ...); [] if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        f = _stat(pid)
+        if f:
+            total += int(f[11]) + int(f[12])  # utime, stime
+    return total / tick
 
 
 # --------------------------------------------------------------------------- the client
@@ -174,6 +203,14 @@ def make_match(c: Client, tokens: list[str], seed: str) -> Match:
     return Match(mid, seed, tokens, view["version"])
 
 
+class Slot(NamedTuple):
+    mode: str
+    start: float
+    end: float
+    measured: bool
+    index: int
+
+
 class Schedule:
     """Alternating slots, ``actions`` then ``bare``: first one unmeasured warm-up slot of each,
     then ``pairs`` measured slots of each. Every client thread runs the mode of the slot it is
@@ -186,26 +223,28 @@ class Schedule:
 
     def __init__(self, start: float, warmup: float, slot: float, pairs: int,
                  settle: float = 0.25) -> None:
-        self.slots: list[tuple[str, float, float, bool]] = []  # mode, start, end, measured
+        self.slots: list[Slot] = []
         t = start
         for i in range(2 + 2 * pairs):
             length = warmup / 2 if i < 2 else slot
-            self.slots.append((self.MODES[i % 2], t, t + length, i >= 2))
+            self.slots.append(Slot(self.MODES[i % 2], t, t + length, i >= 2, i))
             t += length
         self.end = t
         self.settle = settle
-        self.measured = {m: sum(e - (b + settle) for mode, b, e, on in self.slots
-                                if on and mode == m) for m in self.MODES}
+        self.measured = {m: sum(x.end - (x.start + settle) for x in self.slots
+                                if x.measured and x.mode == m) for m in self.MODES}
 
-    def at(self, t: float) -> tuple[str, float, float, bool] | None:
+    def at(self, t: float) -> Slot | None:
         for slot in self.slots:
-            if slot[1] <= t < slot[2]:
+            if slot.start <= t < slot.end:
                 return slot
         return None
 
-    def counts(self, slot: tuple[str, float, float, bool], t0: float, t1: float) -> bool:
-        _, b, e, on = slot
-        return on and b + self.settle <= t0 and t1 < e
+    def counts(self, slot: Slot, t0: float, t1: float) -> bool:
+        return slot.measured and slot.start + self.settle <= t0 and t1 < slot.end
+
+    def completed_in(self, slot: Slot, t1: float) -> bool:
+        return slot.start + self.settle <= t1 < slot.end
 
 
 class Clients:
@@ -224,8 +263,13 @@ class Clients:
         self.go = threading.Event()
         self.schedule: Schedule | None = None
         self.errors: list[BaseException] = []
+        self.done: list[list[int]] = []  # requests completed, per thread and slot
+        self.cpu: list[float] = []  # server CPU seconds, per slot
 
-    def run(self, warmup: float, slot: float, pairs: int) -> Schedule:
+    def run(self, warmup: float, slot: float, pairs: int,
+            cpu_seconds: Callable[[], float]) -> Schedule:
+        """Run the schedule; ``cpu_seconds()`` (the server's CPU time so far) is sampled over
+        each measured slot, for :meth:`server_cpu_ms`."""
         threads = [threading.Thread(target=self._thread, args=(i,), daemon=True)
                    for i in range(self.n)]
         for t in threads:
@@ -234,8 +278,17 @@ class Clients:
             self.ready.wait(timeout=180)  # every client has done its setup
         except threading.BrokenBarrierError:
             pass
-        self.schedule = Schedule(time.perf_counter(), warmup, slot, pairs)
+        sched = self.schedule = Schedule(time.perf_counter(), warmup, slot, pairs)
+        self.done = [[0] * len(sched.slots) for _ in range(self.n)]
+        self.cpu = [0.0] * len(sched.slots)
         self.go.set()
+        for x in sched.slots:
+            if not x.measured or self.errors:
+                continue
+            time.sleep(max(0.0, x.start + sched.settle - time.perf_counter()))
+            before = cpu_seconds()
+            time.sleep(max(0.0, x.end - time.perf_counter()))
+            self.cpu[x.index] = cpu_seconds() - before
         for t in threads:
             t.join(timeout=self.schedule.end - time.perf_counter() + 60)
         if self.errors:
@@ -274,7 +327,7 @@ class Clients:
             slot = sched.at(time.perf_counter())
             if slot is None:
                 break
-            if slot[0] == "actions":
+            if slot.mode == "actions":
                 s = m.state
                 seat = s.turn
                 action = rng.choice(engine.legal_action_dicts(s))
@@ -302,11 +355,20 @@ class Clients:
                     raise RuntimeError(f"bare -> {status}: {data} (want {bare_version + 1})")
                 bare_version += 1
             if sched.counts(slot, t0, t1):
-                self.lats[slot[0]][i].append(t1 - t0)
+                self.lats[slot.mode][i].append(t1 - t0)
+            if sched.completed_in(slot, t1):
+                self.done[i][slot.index] += 1
         c.close()
         with self.lock:
             self.extra_matches += max(0, made - self.matches_each)
             self.matches_played += played
+
+    def server_cpu_ms(self, mode: str) -> float:
+        """Server CPU (gunicorn + Redis) per request of ``mode``, over the measured slots."""
+        assert self.schedule is not None
+        slots = [x.index for x in self.schedule.slots if x.measured and x.mode == mode]
+        requests = sum(d[k] for d in self.done for k in slots)
+        return sum(self.cpu[k] for k in slots) / requests * 1000 if requests else float("nan")
 
     def results(self, mode: str) -> tuple[float, list[float]]:
         assert self.schedule is not None
@@ -341,7 +403,9 @@ def main() -> int:
                   f"{pairs} x {opts.slot:g}s slots per mode (actions and bare alternating) "
                   f"after {opts.warmup:g}s warm-up, {os.cpu_count()} CPUs shared by clients, "
                   f"server and Redis", flush=True)
-            clients.run(opts.warmup, opts.slot, pairs)
+            assert rp.proc is not None
+            pids = [*server.pids(), rp.proc.pid]
+            clients.run(opts.warmup, opts.slot, pairs, lambda: cpu_seconds(pids))
             rate, lats = clients.results("actions")
             bare_rate, bare_lats = clients.results("bare")
             print(f"actions/s: {rate:.0f} actions/s")
@@ -352,6 +416,12 @@ def main() -> int:
             print(f"bare p99 ms: {pct(bare_lats, 99):.1f} ms")
             ratio = rate / bare_rate
             print(f"actions/bare ratio: {ratio:.2f} x")
+            if sys.platform.startswith("linux"):
+                a_cpu, b_cpu = clients.server_cpu_ms("actions"), clients.server_cpu_ms("bare")
+                print(f"action server cpu ms: {a_cpu:.2f} ms")
+                print(f"bare server cpu ms: {b_cpu:.2f} ms")
+                print(f"# server CPU per request (gunicorn workers + Redis), whatever else "
+                      f"this machine runs: bare/actions = {b_cpu / a_cpu:.2f}")
             print(f"# {clients.matches_played} matches played to the end"
                   + (f", {clients.extra_matches} of them created inside the measured time"
                      if clients.extra_matches else ""))
