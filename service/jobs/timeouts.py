@@ -34,38 +34,37 @@ def _connection() -> redis.Redis:
 
 def expire_match(r: redis.Redis, mid: str, now: float | None = None) -> int:
     """Apply the due timeouts of one match; returns how many versions it moved (0: nothing)."""
-    for _ in range(5):
-        try:
-            before = matches.peek_version(r, mid)
-            doc = matches.expire(r, mid, now=now)
-            return doc.version - before
-        except StoreError as e:
-            if e.code == "version_conflict":
-                continue  # somebody else changed it: read again
-            if e.code == "not_found":
-                return 0
-            raise
-    return 0
+    try:
+        before = matches.peek_version(r, mid)
+        # expire() reads again by itself when the match moves under it (no version_conflict)
+        return matches.expire(r, mid, now=now).version - before
+    except StoreError as e:
+        if e.code == "not_found":
+            return 0
+        raise
 
 
 def run(mid: str, version: int, attempt: int = 0) -> str:
-    """The deadline job of ``mid`` at ``version``."""
+    """The deadline job of ``mid`` at ``version``: applies the timeout in the match's
+    compare-and-set, only while the match is still at ``version`` and once it is due."""
     r = _connection()
-    try:
-        doc = matches.load(r, mid)
-    except StoreError:
-        return "gone"
-    if doc.version != version or doc.status != ACTIVE or doc.deadline is None:
-        return "stale"
     now = time.time()
-    if now < doc.deadline:  # woke early (clock skew between hosts): go again at the deadline
+    try:
+        doc = matches.expire(r, mid, version=version, now=now)
+    except StoreError as e:
+        if e.code == "not_found":
+            return "gone"
+        raise
+    if doc.version != version:  # applied: by this job if it carries this job's clock reading
+        return "applied" if doc.timed_out_at == now else "stale"
+    if doc.status == ACTIVE and doc.deadline is not None and now < doc.deadline:
+        # woke early (clock skew between hosts): go again at the deadline
         with r.pipeline() as pipe:
             pipe.multi()
             deadlines.queue(pipe, doc, attempt=attempt + 1)
             pipe.execute()
         return "early"
-    moved = expire_match(r, mid)
-    return "applied" if moved else "stale"
+    return "stale"
 
 
 def recover(limit: int = 1000) -> int:

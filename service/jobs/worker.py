@@ -1,43 +1,167 @@
-"""The RQ worker class for deadline jobs: ``rq worker -w service.jobs.worker.DeadlineWorker``.
+"""The RQ worker class for deadline jobs: ``rq worker -w service.jobs.worker.DeadlineWorker
+--with-scheduler deadlines default``.
 
-Why this class: RQ's default worker forks a process per job (tens of ms each) and its scheduler
-polls scheduled jobs once a second with whole-second times. Timeout jobs are tiny Redis
-compare-and-sets, so this worker runs them in-process (``SimpleWorker``: no fork) and its
-scheduler polls every ``RQ_SCHEDULER_INTERVAL`` seconds (0.2 by default), which bounds the
-lateness of a deadline by about 1.2 s (the whole-second rounding up, plus one poll)."""
+Why this class, and these settings (figures from ``bench/deadlines.py``: 100 matches of idle
+players, 1 s deadlines, one worker):
+
+- No fork per job. RQ's default ``Worker`` forks a process per job (tens of ms each). Timeout
+  jobs are one small compare-and-set on Redis, so this worker runs them in-process
+  (``SimpleWorker``). A deadline job then costs about 3 ms of CPU, half of it RQ's own
+  bookkeeping; RQ also sent three keep-alive heartbeats per job (3 round trips each, for a key
+  that lives 420 s): :meth:`DeadlineWorker.heartbeat` sends at most one every
+  ``WORKER_HEARTBEAT_S``, which took a job from 25 to 15 Redis round trips.
+- Exact times. RQ scores scheduled jobs in whole seconds and moves the due ones once a second,
+  so deadlines round up to the next second and every deadline of a second becomes due at its end,
+  in one burst the worker then works through (p99 lateness about 1.5 s, at the bar). Deadline
+  jobs carry their exact deadline as their score (store/deadlines.py) and
+  :class:`DeadlineScheduler` moves them when the exact time passes, polling every
+  ``RQ_SCHEDULER_INTERVAL`` seconds (0.2 by default): on an idle machine a timeout is applied
+  within about 0.2 s of its deadline. RQ passes ``interval + 60`` to Redis as an integer TTL, so
+  the poll interval can't simply be given to ``RQScheduler(interval=0.2)`` (``SET ... EX 60.2``
+  is refused and the worker dies at start): the subclass keeps ``interval`` an integer and
+  sleeps its own ``poll_interval``.
+- Failover. Only the scheduler holding a queue's lock moves that queue's due jobs. RQ takes the
+  lock for 61 s and, when a worker starts while another one's lock is held, only tries again at
+  its maintenance pass (every 10 minutes), so after a crash nobody might schedule deadlines for a
+  long time. Here every worker's scheduler process runs from the start, takes free locks with a
+  short TTL (``LOCK_TTL_S``) refreshed every second, retries every second while it holds none,
+  and exits (releasing its locks) when the worker that forked it is gone (RQ would leave it
+  running as an orphan). So a standby worker takes over within a few seconds of a SIGKILL; in the
+  meantime ``timeouts.recover`` (``rq cron``) applies what is overdue. Two schedulers that both
+  believe they hold a lock at once only cause duplicate jobs, which change nothing (the job's
+  compare-and-set is on the turn's version).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from typing import Any
 
+import redis
+from rq.registry import ScheduledJobRegistry
 from rq.scheduler import RQScheduler
+from rq.scripts import acquire_or_refresh_lock
+from rq.utils import as_text, now
 from rq.worker import SimpleWorker
 
 from ..store import deadlines
 
+log = logging.getLogger(__name__)
+
+#: seconds between two polls of the scheduled-jobs registries
+POLL_INTERVAL_S = float(os.environ.get("RQ_SCHEDULER_INTERVAL", "0.2"))
+#: TTL of a scheduler lock; a dead scheduler's lock is free again after this many seconds
+LOCK_TTL_S = 5
+#: seconds between two heartbeats (lock refresh, or another try to take the free locks)
+HEARTBEAT_S = 1.0
+#: at most one keep-alive heartbeat of the worker itself this often (its key lives 420 s)
+WORKER_HEARTBEAT_S = 5.0
+
+
+class PreciseScheduledJobRegistry(ScheduledJobRegistry):
+    """Due jobs by the exact time, not the current whole second (deadline jobs carry their exact
+    deadline as their score: see store/deadlines.py)."""
+
+    def get_jobs_to_schedule(self, timestamp: int | None = None,
+                             chunk_size: int = 1000) -> list[str]:
+        exact = time.time()
+        return [as_text(j) for j in self.connection.zrangebyscore(
+            self.key, 0, max(exact, timestamp or 0), start=0, num=chunk_size)]
+
+
+class DeadlineScheduler(RQScheduler):
+    """RQ's scheduler with a sub-second poll, short-lived locks, standby retries and an exit when
+    its worker dies (see the module docstring)."""
+
+    def __init__(self, queues: Any, connection: redis.Redis, *,
+                 poll_interval: float = POLL_INTERVAL_S, lock_ttl: int = LOCK_TTL_S,
+                 **kwargs: Any) -> None:
+        kwargs["interval"] = 1  # RQ derives integer key TTLs (interval + 60) from it
+        super().__init__(queues, connection, **kwargs)
+        self.poll_interval = poll_interval
+        self.lock_ttl = int(lock_ttl)
+
+    def prepare_registries(self, queue_names: Any = None) -> None:
+        self._scheduled_job_registries = [
+            PreciseScheduledJobRegistry(name, connection=self.connection,
+                                        serializer=self.serializer)
+            for name in (queue_names or self._acquired_locks)]
+
+    def acquire_locks(self, auto_start: bool = False) -> set[str]:
+        """Take or refresh every scheduler lock that is free or already ours."""
+        held = {name for name in self._queue_names
+                if acquire_or_refresh_lock(self.connection, self.get_locking_key(name),
+                                           self.name, self.lock_ttl) != "taken"}
+        if held != self._acquired_locks:
+            if held - self._acquired_locks:
+                self.log.info("Scheduler %s: holds the lock(s) of %s", self.name,
+                              ", ".join(sorted(held)))
+            self._scheduled_job_registries = []  # rebuilt for the held queues on the next poll
+        self._acquired_locks = held
+        self.lock_acquisition_time = now()
+        if held and auto_start and (not self._process or not self._process.is_alive()):
+            self.start()
+        return held
+
+    def heartbeat(self) -> None:
+        self.last_heartbeat = now()
+        self.save()
+        self.acquire_locks()
+
+    def work(self) -> None:
+        self._install_signal_handlers()
+        self.register_birth()
+        parent = os.getppid()
+        next_beat = 0.0
+        while not self._stop_requested:
+            if os.getppid() != parent:
+                self.log.warning("Scheduler %s: its worker is gone; stopping", self.name)
+                break
+            try:
+                if time.monotonic() >= next_beat:
+                    next_beat = time.monotonic() + HEARTBEAT_S
+                    self.heartbeat()
+                if self._acquired_locks:
+                    self.enqueue_scheduled_jobs()
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                self.log.warning("Scheduler %s: Redis unavailable (%s); retrying", self.name, exc)
+                time.sleep(HEARTBEAT_S)
+                continue
+            time.sleep(self.poll_interval)
+        self.stop()
+
 
 class DeadlineWorker(SimpleWorker):
-    scheduler_interval = float(os.environ.get("RQ_SCHEDULER_INTERVAL", "0.2"))
+    scheduler_interval = POLL_INTERVAL_S
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        # RQ sends three keep-alive heartbeats per job (3 round trips each: half of a deadline
+        # job's Redis traffic) to keep a key that lives worker_ttl (420 s): once every
+        # WORKER_HEARTBEAT_S is plenty. Heartbeats with a TTL or in a pipeline are RQ's own.
+        if (timeout is None and pipeline is None and self.last_heartbeat is not None
+                and (now() - self.last_heartbeat).total_seconds() < WORKER_HEARTBEAT_S):
+            return
+        super().heartbeat(timeout, pipeline)
 
     def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO",
                          *args: Any, **kwargs: Any) -> None:
-        # Same as RQ's, with a faster poll (RQScheduler takes `interval`; the CLI doesn't).
-        self.scheduler = RQScheduler(
+        scheduler = DeadlineScheduler(
             self.queues, connection=self.connection,
             logging_level=logging_level if logging_level is not None else self.log.level,
-            serializer=self.serializer, interval=self.scheduler_interval)
-        self.scheduler.acquire_locks()
-        if self.scheduler.acquired_locks:
-            if burst:
+            serializer=self.serializer, poll_interval=self.scheduler_interval)
+        self.scheduler = scheduler
+        if burst:  # as RQ: move what is due now, once, if nobody else holds the locks
+            if scheduler.acquire_locks():
                 try:
-                    self.scheduler.register_birth()
-                    self.scheduler.enqueue_scheduled_jobs()
+                    scheduler.register_birth()
+                    scheduler.enqueue_scheduled_jobs()
                 finally:
-                    self.scheduler.release_locks()
-                    self.scheduler.register_death()
-            else:
-                self.scheduler.start()
+                    scheduler.release_locks()
+                    scheduler.register_death()
+        else:
+            scheduler.start()  # always: it takes the locks itself, now or once they are free
 
 
 QUEUES = [deadlines.QUEUE, "default"]

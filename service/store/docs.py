@@ -27,6 +27,7 @@ class MatchDoc:
     version: int = 1
     deadline: float | None = None  # when the pending turn times out (epoch seconds)
     turn_started: float | None = None
+    timed_out_at: float | None = None  # when the last timeout(s) were applied (server clock)
     finished_at: float | None = None
     state: MatchState | None = None
 

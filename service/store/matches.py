@@ -29,6 +29,8 @@ TIMEOUT_POLICIES = ("auto", "forfeit")
 MATCH_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # A turn that times out is followed by at most this many chained timeouts in one pass.
 MAX_TIMEOUTS_PER_PASS = 500
+# expire() reads again this many times at most when the match moves under it.
+EXPIRE_TRIES = 10
 
 
 def body_hash(body: Any) -> str:
@@ -99,6 +101,8 @@ def _apply_due_timeouts(doc: MatchDoc, now: float) -> int:
             max_timeouts=int(doc.options["max_timeouts"]))
         _after_engine_change(doc, deadline)
         applied += 1
+    if applied:
+        doc.timed_out_at = now
     return applied
 
 
@@ -307,12 +311,21 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> M
     return _transact(r, mid, change)
 
 
-def expire(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
-    """Apply the timeouts that are due (a no-op when none is); returns the current document."""
+def expire(r: redis.Redis, mid: str, *, now: float | None = None,
+           version: int | None = None) -> MatchDoc:
+    """Apply the timeouts that are due (a no-op when none is); returns the current document.
+    With ``version`` (a deadline job's turn), only while the match is still at that version.
+
+    Unlike an action, this never answers ``version_conflict``: when the match moved meanwhile
+    (another reader, a deadline job or a player got there first) it reads it again and applies
+    whatever is still due, so concurrent reads past a deadline all succeed and the timeout is
+    applied once."""
 
     def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
         t = time.time() if now is None else now
         old = doc.status
+        if version is not None and doc.version != version:
+            return doc
         due = _apply_due_timeouts(doc, t)
         if due:
             pipe.multi()
@@ -320,6 +333,12 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
             _count(pipe, timeouts=due)
         return doc
 
+    for _ in range(EXPIRE_TRIES - 1):
+        try:
+            return _transact(r, mid, change)
+        except StoreError as e:
+            if e.code != "version_conflict":
+                raise
     return _transact(r, mid, change)
 
 

@@ -1,0 +1,439 @@
+"""Turn deadlines (issue 5) against real ``rq worker -w DeadlineWorker --with-scheduler``
+processes (and ``rq cron``) on the private Redis of the test session.
+
+Matches are created through the store (``service.store``), as the API does. The tests watch the
+raw stored document (``matches.load``, which applies nothing), never ``matches.get``, so that
+every timeout they see was applied by a worker, unless the test is about lazy enforcement.
+``timed_out_at`` is the applying process's clock reading at the commit of a timeout.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+import redis
+from rq import Queue
+from rq.job import Job
+from rq.registry import FinishedJobRegistry, ScheduledJobRegistry
+
+from service import engine
+from service.app import create_app
+from service.jobs import timeouts
+from service.store import deadlines, matches, players, views
+from service.store.docs import ACTIVE, MatchDoc
+from tests.support.redis_proc import RedisProcess
+from tests.support.rqproc import RqCron, RqProcess, RqWorker
+
+pytestmark = pytest.mark.timeout(120)
+
+T = 1  # turn_timeout_s of every match here
+
+
+# --------------------------------------------------------------------------- fixtures, helpers
+
+
+@pytest.fixture
+def r(redis_db: redis.Redis, redis_server: RedisProcess,
+      monkeypatch: pytest.MonkeyPatch) -> redis.Redis:
+    monkeypatch.setattr(deadlines, "ENABLED", True)  # create_app elsewhere may have turned it off
+    monkeypatch.setenv("REDIS_URL", redis_server.url)  # for jobs called directly
+    return redis_db
+
+
+@pytest.fixture
+def procs(r: redis.Redis, redis_server: RedisProcess) -> Iterator[Callable[..., RqProcess]]:
+    """Start ``rq`` processes on the private Redis; all are stopped before it is flushed."""
+    started: list[RqProcess] = []
+
+    def start(kind: str = "worker", **kw: Any) -> RqProcess:
+        p: RqProcess
+        if kind == "worker":
+            wait = kw.pop("wait_for_locks", True)
+            p = RqWorker(redis_server.url, **kw)
+            started.append(p)
+            p.start(wait_for_locks=wait)
+        else:
+            p = RqCron(redis_server.url, **kw)
+            started.append(p)
+            p.start()
+        return p
+
+    yield start
+    logs = []
+    for p in started:
+        p.stop()
+        logs.append(p.log_text())
+        p.close()
+    for log in logs:
+        assert "Traceback" not in log, log[-6000:]
+
+
+def new_match(r: redis.Redis, seats: int = 2, **options: Any) -> tuple[MatchDoc, list[str]]:
+    """An active match (all seats taken); returns it and the player ids by seat."""
+    tag = random.getrandbits(40)
+    pids = [players.register(r, f"bot{i}-{tag:x}")["id"] for i in range(seats)]
+    opts = {"ruleset": "classic", "seats": seats, "turn_timeout_s": T,
+            "timeout_policy": "auto", "max_timeouts": 50, **options}
+    doc = matches.create(r, pids[0], opts)
+    for pid in pids:
+        doc = matches.join(r, doc.id, pid)
+    assert doc.status == ACTIVE and doc.deadline is not None
+    return doc, pids
+
+
+def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 0.01) -> Any:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = cond()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def wait_moved(r: redis.Redis, mid: str, version: int, timeout: float = 6.0) -> MatchDoc:
+    def moved() -> MatchDoc | None:
+        doc = matches.load(r, mid)
+        return doc if doc.version > version else None
+
+    return wait_for(moved, timeout, f"{mid} to pass version {version}")  # type: ignore[no-any-return]
+
+
+def is_timeout(e: engine.Event) -> bool:
+    return bool(e.data.get("timeout")) or (e.type == "forfeit" and e.data["reason"] == "timeout")
+
+
+def timeout_events(doc: MatchDoc, since: int = 0) -> list[engine.Event]:
+    assert doc.state is not None
+    return [e for e in doc.state.events[since:] if is_timeout(e)]
+
+
+def parse_rfc3339(s: str) -> float:
+    assert s.endswith("Z"), s
+    return datetime.fromisoformat(s[:-1] + "+00:00").timestamp()
+
+
+def check_chain(doc: MatchDoc, start: MatchDoc) -> int:
+    """An idle match: every version since ``start`` is one timeout, one turn_timeout_s apart,
+    one timeout event each, so every deadline that passed was applied exactly once. Returns the
+    number of timeouts."""
+    assert doc.state is not None and start.state is not None and start.turn_started is not None
+    n = doc.version - start.version
+    evs = timeout_events(doc, len(start.state.events))
+    assert len(evs) == n, (n, [e.type for e in evs])
+    last = doc.turn_started if doc.status == ACTIVE else doc.finished_at
+    assert last == pytest.approx(start.turn_started + n * T, abs=1e-6), (last, start.turn_started, n)
+    assert doc.timed_out_at is None or doc.timed_out_at >= last  # never before its deadline
+    return n
+
+
+def bot_action(doc: MatchDoc, rng: random.Random) -> dict[str, Any]:
+    assert doc.state is not None
+    legal = views.player_view(doc, doc.state.turn)["legal_actions"]
+    return dict(rng.choice(legal))
+
+
+# --------------------------------------------------------------------------- on time, never early
+
+
+def test_one_second_deadline_applied_after_it_within_bounds(
+        r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+    procs("worker")
+    doc, _ = new_match(r)
+    for _ in range(3):
+        pre = matches.load(r, doc.id)
+        assert pre.state is not None and pre.deadline is not None and pre.turn_started is not None
+        assert pre.deadline == pytest.approx(pre.turn_started + T)
+        turn = views.player_view(pre, pre.state.turn)["turn"]
+        assert abs(parse_rfc3339(turn["deadline"]) - pre.deadline) <= 0.001, turn
+        assert 0 <= turn["seconds_left"] <= T
+        post = wait_moved(r, doc.id, pre.version)
+        seen = time.time()
+        assert post.timed_out_at is not None
+        assert post.timed_out_at >= pre.deadline, "applied before the deadline"
+        assert 1.0 <= post.timed_out_at - pre.turn_started <= 2.5, post.timed_out_at - pre.turn_started
+        assert seen - pre.turn_started <= 2.5 + 0.2
+        # auto: the server played the documented rule's action for the absent player, a legal one
+        action = engine.timeout_action(pre.state)
+        assert action in engine.legal_actions(pre.state)
+        expect, _ = engine.apply(pre.state, action, timeout=True)
+        assert post.version == pre.version + 1
+        assert post.state is not None and post.state.to_dict() == expect.to_dict()
+        evs = timeout_events(post, len(pre.state.events))
+        assert len(evs) == 1 and evs[0].data["seat"] == pre.state.turn
+        doc = post
+
+
+def test_bot_that_comes_back_in_time_is_never_timed_out(
+        r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+    procs("worker")
+    doc, pids = new_match(r)
+    rng = random.Random(5)
+    acted: list[int] = []  # versions a bot answered, each 0.75 s into a 1 s turn
+    while len(acted) < 5 and doc.status == ACTIVE:
+        assert doc.state is not None and doc.turn_started is not None
+        time.sleep(max(0.0, doc.turn_started + 0.75 - time.time()))
+        seat = doc.state.turn
+        matches.act(r, doc.id, pids[seat], bot_action(doc, rng), expected_version=doc.version)
+        acted.append(doc.version)
+        doc = matches.load(r, doc.id)
+    assert doc.state is not None and not timeout_events(doc)
+    # each answered turn's deadline job did run, after its deadline, and changed nothing
+    q = Queue(deadlines.QUEUE, connection=r)
+
+    def finished() -> bool:
+        jobs = [Job.fetch(deadlines.job_id(doc.id, v), connection=r) for v in acted]
+        return all(j.get_status(refresh=True) == "finished" for j in jobs)
+
+    wait_for(finished, 5, "the answered turns' deadline jobs")
+    for v in acted:
+        job = q.fetch_job(deadlines.job_id(doc.id, v))
+        assert job is not None and job.return_value() == "stale", (v, job and job.return_value())
+
+
+# --------------------------------------------------------------------------- policies
+
+
+@pytest.mark.parametrize("policy,max_timeouts", [("auto", 2), ("forfeit", 3)])
+def test_idle_player_times_out_then_forfeits_and_the_match_goes_on(
+        r: redis.Redis, procs: Callable[..., RqProcess], policy: str, max_timeouts: int) -> None:
+    """Seat 0 never acts; seats 1 and 2 answer at once. ``auto`` plays for seat 0 until its
+    max_timeouts-th consecutive timeout, which is a forfeit; ``forfeit`` forfeits at the first."""
+    procs("worker")
+    doc, pids = new_match(r, 3, timeout_policy=policy, max_timeouts=max_timeouts)
+    rng = random.Random(7)
+    expected = max_timeouts if policy == "auto" else 1
+    seen: list[engine.Event] = []
+    after_forfeit = 0
+    end = time.monotonic() + 30
+    while time.monotonic() < end and after_forfeit < 4:
+        assert doc.status == ACTIVE, "the match ended"
+        assert doc.state is not None
+        seat = doc.state.turn
+        if seat != 0:
+            matches.act(r, doc.id, pids[seat], bot_action(doc, rng), expected_version=doc.version)
+            if seen and seen[-1].type == "forfeit":
+                after_forfeit += 1
+            doc = matches.load(r, doc.id)
+            continue
+        assert len(seen) < expected, "seat 0 got a turn after forfeiting"
+        pre = doc
+        doc = wait_moved(r, doc.id, pre.version)
+        assert pre.state is not None and doc.state is not None and doc.timed_out_at is not None
+        assert pre.deadline is not None and doc.timed_out_at >= pre.deadline
+        assert doc.version == pre.version + 1, "seat 0's timeout, then the bots' turn"
+        expect, _ = engine.apply_timeout(pre.state, policy=policy, max_timeouts=max_timeouts)
+        assert doc.state.to_dict() == expect.to_dict()
+        evs = timeout_events(doc, len(pre.state.events))
+        assert len(evs) == 1 and evs[0].data["seat"] == 0, evs
+        seen.append(evs[0])
+    kinds = [e.type for e in seen]
+    assert kinds[-1] == "forfeit" and len(seen) == expected, kinds
+    assert all(e.type in ("play", "chancellor_return") for e in seen[:-1]), kinds
+    assert after_forfeit >= 4 and doc.status == ACTIVE  # the others play on
+    assert doc.state is not None and doc.state.forfeited == [True, False, False]
+
+
+# --------------------------------------------------------------------------- crash, recovery
+
+
+def test_worker_sigkilled_then_new_worker_and_recovery_apply_each_overdue_timeout_once(
+        r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+    first = procs("worker")
+    starts = [new_match(r)[0] for _ in range(8)]
+    time.sleep(1.6)  # some timeouts applied, a deadline pending in every match
+    first.kill()  # SIGKILL the worker and its scheduler process, mid-whatever
+    time.sleep(2.5)
+    docs = [matches.load(r, s.id) for s in starts]
+    overdue = [d for d in docs if d.deadline is not None and d.deadline < time.time() - 1]
+    assert len(overdue) == len(docs), "every match should hold an overdue, unapplied deadline"
+    # The jobs of three of them are lost as well (only the recovery job can apply those)
+    lost = docs[:3]
+    for d in lost:
+        jid = deadlines.job_id(d.id, d.version)
+        r.zrem(f"rq:scheduled:{deadlines.QUEUE}", jid)
+        r.lrem(f"rq:queue:{deadlines.QUEUE}", 0, jid)
+    # A new worker (its scheduler gets the dead one's lock only once that expires) + the cron
+    procs("worker", wait_for_locks=False)
+    procs("cron", env={"RECOVERY_INTERVAL_S": "1"})
+    caught: list[float] = []
+
+    def caught_up() -> bool:
+        now = time.time()
+        if all(d.status != ACTIVE or (d.deadline or 0) > now
+               for d in (matches.load(r, s.id) for s in starts)):
+            caught.append(now)
+        return bool(caught)
+
+    wait_for(caught_up, 20, "every overdue timeout to be applied", every=0.05)
+    for s in starts:
+        doc = matches.load(r, s.id)
+        n = check_chain(doc, s)  # each deadline applied once: none twice, none skipped
+        assert s.turn_started is not None
+        assert doc.status != ACTIVE or n >= int((caught[0] - s.turn_started) / T)  # none lost
+    fin = FinishedJobRegistry("default", connection=r)
+    recovered = [j.return_value() for j in Job.fetch_many(fin.get_job_ids(), connection=r)
+                 if j is not None and j.func_name == "service.jobs.timeouts.recover"]
+    assert sum(recovered) >= len(lost), recovered
+
+
+def test_two_workers_with_schedulers_never_apply_a_timeout_twice(
+        r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+    procs("worker", worker_name="w-one")
+    procs("worker", worker_name="w-two")
+    q = Queue(deadlines.QUEUE, connection=r)
+    scheduled = ScheduledJobRegistry(queue=q)
+    starts = [new_match(r)[0] for _ in range(8)]
+    stop = threading.Event()
+    dup_ids: dict[tuple[str, int], list[str]] = {}
+
+    def duplicate() -> None:
+        """Two more jobs for every pending turn, due at the same instant as its own job."""
+        c = redis.Redis(connection_pool=r.connection_pool)
+        while not stop.is_set():
+            for s in starts:
+                doc = matches.load(c, s.id)
+                key = (doc.id, doc.version)
+                if doc.status != ACTIVE or doc.deadline is None or key in dup_ids:
+                    continue
+                ids = [f"dup{i}-{doc.id}-{doc.version}" for i in (1, 2)]
+                dup_ids[key] = ids
+                for jid in ids:
+                    q.enqueue_at(deadlines.when(doc.deadline), deadlines.JOB, doc.id,
+                                 doc.version, job_id=jid, result_ttl=600)
+                    c.zadd(scheduled.key, {jid: doc.deadline})
+            time.sleep(0.02)
+
+    t = threading.Thread(target=duplicate, daemon=True)
+    t.start()
+    time.sleep(5)
+    stop.set()
+    t.join()
+    time.sleep(1.5)  # let the last due jobs run
+    for s in starts:
+        check_chain(matches.load(r, s.id), s)
+    # per turn, among its own job and the two duplicates, at most one applied the timeout
+    by_worker: dict[tuple[str, int], set[str]] = {}
+    for (mid, version), ids in dup_ids.items():
+        jobs = [j for j in Job.fetch_many([deadlines.job_id(mid, version), *ids], connection=r)
+                if j is not None and j.get_status() == "finished"]
+        results = [j.return_value() for j in jobs]
+        assert results.count("applied") <= 1, (mid, version, results)
+        by_worker[(mid, version)] = {j.worker_name or "" for j in jobs}
+    both = [k for k, names in by_worker.items() if names == {"w-one", "w-two"}]
+    assert both, "the two workers never ran jobs of the same turn"
+
+
+# --------------------------------------------------------------------------- no worker at all
+
+
+def test_lazy_enforcement_without_any_worker(r: redis.Redis, redis_server: RedisProcess,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RATE_LIMITS", "0")
+    app = create_app()
+    c = app.test_client()
+
+    def post(path: str, token: str | None = None, **body: Any) -> Any:
+        h = {"Authorization": f"Bearer {token}"} if token else {}
+        resp = c.post(path, json=body, headers=h)
+        assert resp.status_code in (200, 201), (path, resp.status_code, resp.get_json())
+        return resp.get_json()
+
+    def get(path: str, token: str) -> Any:
+        resp = c.get(path, headers={"Authorization": f"Bearer {token}"})
+        assert resp.status_code == 200, (path, resp.status_code, resp.get_json())
+        return resp.get_json()
+
+    bots = [post("/v1/players", name=f"lazy{i}-{random.getrandbits(30):x}") for i in range(2)]
+    m = post("/v1/matches", bots[0]["token"], ruleset="classic", seats=2, turn_timeout_s=1,
+             timeout_policy="auto", max_timeouts=10)
+    mid = m["match_id"]
+    for b in bots:
+        v = post(f"/v1/matches/{mid}/join", b["token"])
+    seat = v["turn"]["seat"]
+    deadline = parse_rfc3339(v["turn"]["deadline"])
+    assert 0 < v["turn"]["seconds_left"] <= 1
+    assert r.smembers("rq:workers") == set()  # nobody to run a deadline job
+    time.sleep(max(0.0, deadline - time.time()) + 0.1)
+    assert matches.load(r, mid).version == v["version"]  # the deadline passed, nothing applied
+    # a read past the deadline applies it first
+    seen = get(f"/v1/matches/{mid}/view", bots[1 - seat]["token"])
+    assert seen["version"] == v["version"] + 1 and seen["turn"]["seat"] != seat
+    assert [e for e in seen["events"] if e.get("timeout")][-1]["seat"] == seat
+    doc = matches.load(r, mid)
+    assert doc.version == seen["version"] and doc.timed_out_at is not None
+    assert doc.timed_out_at >= deadline and doc.turn_started == pytest.approx(deadline, abs=1e-3)
+    assert parse_rfc3339(seen["turn"]["deadline"]) == pytest.approx(deadline + 1, abs=2e-3)
+    # two deadlines pass unread: the next read applies both, each turn starting at the last one
+    time.sleep(max(0.0, deadline + 2 - time.time()) + 0.1)
+    summary = c.get(f"/v1/matches/{mid}").get_json()
+    assert summary["version"] == v["version"] + 3, summary["version"]
+    after = matches.load(r, mid)
+    assert after.turn_started == pytest.approx(deadline + 2, abs=1e-3)
+    assert len(timeout_events(after)) == 3
+    # a long-poll held on the match wakes at its deadline and applies it
+    assert after.deadline is not None
+    t0 = time.time()
+    polled = get(f"/v1/matches/{mid}/view?wait=10&after={after.version}", bots[0]["token"])
+    woke = time.time()
+    assert polled["version"] == after.version + 1
+    assert after.deadline <= woke <= after.deadline + 0.5, (woke - after.deadline, woke - t0)
+
+
+# --------------------------------------------------------------------------- the job itself
+
+
+def test_early_stale_and_repeated_jobs_change_nothing(r: redis.Redis) -> None:
+    doc, _ = new_match(r, turn_timeout_s=2)
+    assert doc.deadline is not None
+    assert timeouts.run(doc.id, doc.version) == "early"  # woke early: rescheduled, nothing done
+    assert matches.load(r, doc.id).version == doc.version
+    registry = ScheduledJobRegistry(deadlines.QUEUE, connection=r)
+    again = deadlines.job_id(doc.id, doc.version, 1)
+    assert r.zscore(registry.key, again) == pytest.approx(doc.deadline)  # the exact deadline
+    assert r.zscore(registry.key, deadlines.job_id(doc.id, doc.version)) == pytest.approx(
+        doc.deadline)
+    assert timeouts.run(doc.id, doc.version - 1) == "stale"
+    time.sleep(max(0.0, doc.deadline - 0.1 - time.time()))
+    assert timeouts.run(doc.id, doc.version) == "early"  # 0.1 s before: still nothing
+    assert matches.load(r, doc.id).version == doc.version
+    time.sleep(max(0.0, doc.deadline - time.time()) + 0.02)
+    assert timeouts.run(doc.id, doc.version) == "applied"
+    assert timeouts.run(doc.id, doc.version) == "stale"  # a repeated (late) job
+    assert timeouts.run(doc.id, doc.version, 1) == "stale"
+    after = matches.load(r, doc.id)
+    assert after.version == doc.version + 1 and len(timeout_events(after)) == 1
+    assert timeouts.run("m_nosuchmatch", 3) == "gone"
+
+
+def test_concurrent_reads_past_a_deadline_all_succeed_and_apply_it_once(r: redis.Redis) -> None:
+    """Many readers at once past a deadline: none gets version_conflict, one timeout is applied
+    (every GET and long-poll goes through matches.get)."""
+
+    def read(mid: str, at: float, barrier: threading.Barrier, out: list[Any]) -> None:
+        c = redis.Redis(connection_pool=r.connection_pool)
+        barrier.wait()
+        try:
+            out.append(matches.get(c, mid, now=at).version)
+        except Exception as e:  # recorded, asserted below
+            out.append(e)
+
+    for _ in range(20):
+        doc, _ = new_match(r)
+        assert doc.deadline is not None
+        barrier = threading.Barrier(4)
+        out: list[Any] = []
+        threads = [threading.Thread(target=read, args=(doc.id, doc.deadline + 0.01, barrier, out))
+                   for _ in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert out == [doc.version + 1] * 4, out
+        assert len(timeout_events(matches.load(r, doc.id))) == 1

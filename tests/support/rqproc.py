@@ -1,0 +1,182 @@
+"""Real ``rq`` processes for the job tests and benchmarks: a deadline worker with its scheduler,
+and the ``rq cron`` process.
+
+    from tests.support.rqproc import RqCron, RqWorker
+
+    with RqWorker(redis_url) as w:           # waits until its scheduler holds the locks
+        ...
+        w.kill()                             # SIGKILL the worker and its scheduler process
+
+Each runs the ``rq`` CLI next to the running Python, from the repository root, in its own process
+group (so :meth:`RqProcess.kill` takes the forked scheduler down too, as a machine crash would),
+with its output in a temp log file. ``redis_url`` may be a ``unix://`` URL (the rq CLI takes it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from types import TracebackType
+
+import redis
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORKER_CLASS = "service.jobs.worker.DeadlineWorker"
+QUEUES = ("deadlines", "default")
+
+
+def rq_executable() -> str:
+    for candidate in (os.path.join(os.path.dirname(sys.executable), "rq"),
+                      os.path.join(REPO, ".venv", "bin", "rq")):
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("rq")
+    if not found:
+        raise RuntimeError("the rq CLI is not installed next to the running Python")
+    return found
+
+
+class RqProcess:
+    """One ``rq`` CLI process in its own process group."""
+
+    name = "rq"
+
+    def __init__(self, redis_url: str, *, env: dict[str, str] | None = None) -> None:
+        self.redis_url = redis_url
+        self.extra_env = dict(env or {})
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.tmpdir = tempfile.mkdtemp(prefix=f"ll{self.name}-")
+        self.log_path = os.path.join(self.tmpdir, f"{self.name}.log")
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+        env.update({"REDIS_URL": self.redis_url, "PYTHONUNBUFFERED": "1",
+                    "PYTHONPATH": REPO + os.pathsep + env.get("PYTHONPATH", ""),
+                    "LADDERS": "[]"})  # no ladder cron jobs in deadline tests
+        env.update(self.extra_env)
+        return env
+
+    def start(self) -> RqProcess:
+        if self.running:
+            raise RuntimeError(f"{self.name} is already running")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(self.argv(), cwd=REPO, env=self._env(),
+                                         stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group (the worker and its forked scheduler) at once."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # wait until the forked children are gone too
+            try:
+                os.killpg(proc.pid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.02)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """SIGTERM (RQ's warm shutdown: releases the scheduler locks), then SIGKILL."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=timeout)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+    def log_text(self) -> str:
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def __enter__(self) -> RqProcess:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc is not None:
+            sys.stderr.write(f"--- {self.name} log:\n{self.log_text()[-6000:]}\n")
+        self.close()
+
+
+class RqWorker(RqProcess):
+    """``rq worker -w DeadlineWorker --with-scheduler deadlines default``."""
+
+    name = "worker"
+
+    def __init__(self, redis_url: str, *, worker_name: str | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        super().__init__(redis_url, env=env)
+        self.worker_name = worker_name
+
+    def argv(self) -> list[str]:
+        extra = ["--name", self.worker_name] if self.worker_name else []
+        return [rq_executable(), "worker", "-w", WORKER_CLASS, "--with-scheduler",
+                "--url", self.redis_url, *extra, *QUEUES]
+
+    def start(self, *, wait_for_locks: bool = True, timeout: float = 20.0) -> RqWorker:
+        """Start; with ``wait_for_locks``, wait until a scheduler holds every queue's lock and
+        this worker is registered (another worker's scheduler may be the one holding them)."""
+        super().start()
+        if wait_for_locks:
+            self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout: float = 20.0) -> None:
+        r = redis.Redis.from_url(self.redis_url)
+        try:
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                if not self.running:
+                    raise RuntimeError(f"rq worker exited:\n{self.log_text()[-4000:]}")
+                locks = all(r.exists(f"rq:scheduler-lock:{q}") for q in QUEUES)
+                if locks and b"Listening on" in open(self.log_path, "rb").read():
+                    return
+                time.sleep(0.05)
+        finally:
+            r.close()
+        raise RuntimeError(f"rq worker not ready within {timeout}s:\n{self.log_text()[-4000:]}")
+
+
+class RqCron(RqProcess):
+    """``rq cron service/jobs/cron.py`` (``RECOVERY_INTERVAL_S`` from ``env``)."""
+
+    name = "cron"
+
+    def argv(self) -> list[str]:
+        return [rq_executable(), "cron", "--url", self.redis_url, "--path", REPO,
+                "service/jobs/cron.py"]
