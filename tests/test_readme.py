@@ -1,5 +1,5 @@
 """The README's "Walkthrough with curl" block, run for real with bash against gunicorn on a
-private Redis (the ``api_server`` fixture), step by step checked against the engine."""
+private Redis, step by step checked against the engine; and its Configuration table."""
 
 from __future__ import annotations
 
@@ -8,16 +8,22 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
 from service import engine
-from tests.support.server import ApiServer
+from tests.support.redis_proc import RedisProcess
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None or shutil.which("python3") is None,
                                 reason="the walkthrough needs curl and python3")
@@ -32,6 +38,51 @@ def walkthrough() -> str:
     return m.group(1)
 
 
+@pytest.fixture(scope="module")
+def base_url(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """gunicorn -c service/gunicorn_conf.py service.wsgi:app on a free port and the private
+    Redis, rate limits and RQ jobs off; stopped (its whole process group) afterwards."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "HOST")}
+    env.update(PORT=str(port), REDIS_URL=redis_server.url, RATE_LIMITS="0", ENQUEUE_JOBS="0",
+               WEB_CONCURRENCY="1")
+    log_path = tmp_path_factory.mktemp("readme") / "gunicorn.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "service/gunicorn_conf.py",
+             "--no-control-socket", "service.wsgi:app"],
+            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, f"gunicorn exited:\n{log_path.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"not ready:\n{log_path.read_text()[-3000:]}"
+            try:
+                if requests.get(url + "/readyz", timeout=2).status_code == 200:
+                    break
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        yield url
+        assert "Traceback" not in log_path.read_text(), log_path.read_text()[-5000:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
 def test_quick_start_comes_first() -> None:
     text = README.read_text()
     first_block = re.search(r"```(?:sh)?\n(.*?)```", text, re.S)
@@ -39,11 +90,11 @@ def test_quick_start_comes_first() -> None:
     assert text.index("## Quick start") < text.index("## Walkthrough with curl")
 
 
-def test_walkthrough_runs(api_server: ApiServer, tmp_path: Path) -> None:
+def test_walkthrough_runs(base_url: str, tmp_path: Path) -> None:
     script = tmp_path / "walkthrough.sh"
     script.write_text(walkthrough())
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    env["BASE"] = api_server.url
+    env["BASE"] = base_url
     done = subprocess.run(["bash", "-euo", "pipefail", str(script)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     out = done.stdout
@@ -93,7 +144,7 @@ def test_walkthrough_runs(api_server: ApiServer, tmp_path: Path) -> None:
     assert lines[10] == str(after)
 
     # And the server agrees: the stored match moved exactly one action.
-    summary = requests.get(f"{api_server.url}/v1/matches/{match_id}", timeout=10).json()
+    summary = requests.get(f"{base_url}/v1/matches/{match_id}", timeout=10).json()
     assert summary["status"] == "active" and summary["version"] == after
     assert [p["name"] for p in summary["players"]][0] == alice["name"]
 
@@ -101,7 +152,7 @@ def test_walkthrough_runs(api_server: ApiServer, tmp_path: Path) -> None:
 def test_configuration_table_lists_every_setting() -> None:
     """Every environment variable read by service/config.py or service/gunicorn_conf.py is a
     row of the README's Configuration table."""
-    service = README.parent / "service"
+    service = REPO / "service"
     names: set[str] = set()
     for name in ("config.py", "gunicorn_conf.py"):
         src = (service / name).read_text()
