@@ -5,11 +5,13 @@ Every error body is ``{"status": <int>, "code": <stable snake_case>, "message": 
 
 from __future__ import annotations
 
+import os
+import traceback
 from typing import Any
 
 import marshmallow as ma
-from flask import Flask, Response, current_app, json
-from werkzeug.exceptions import HTTPException
+from flask import Flask, Response, current_app, json, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from .engine import EngineError
 from .store.errors import StoreError
@@ -101,8 +103,31 @@ def _from_http(e: HTTPException) -> Response:
     return error_response(status, code, str(message), errors, headers)
 
 
+def _in_json_decoder(e: BaseException) -> bool:
+    """Whether ``e`` was raised while the stdlib decoded JSON (a body nested too deeply)."""
+    return any(os.path.basename(f.filename) == "decoder.py"
+               and os.path.basename(os.path.dirname(f.filename)) == "json"
+               for f in traceback.extract_tb(e.__traceback__))
+
+
+def _refuse_long_streamed_body() -> None:
+    """A body sent without Content-Length (chunked) is cut at MAX_CONTENT_LENGTH by Werkzeug
+    without an error, and the cut text would then be refused as malformed JSON: refuse it as too
+    large instead. (A body with a Content-Length is checked by Werkzeug itself.)"""
+    limit = request.max_content_length
+    if limit is None or request.content_length is not None:
+        return
+    if "chunked" not in request.headers.get("Transfer-Encoding", "").lower():
+        return
+    data = request.get_data(cache=True)  # at most `limit` bytes
+    if len(data) >= limit and request.environ["wsgi.input"].read(1):
+        raise RequestEntityTooLarge()
+
+
 def register(app: Flask) -> None:
     """Install the handlers; called by ``create_app`` after flask-smorest's own."""
+
+    app.before_request(_refuse_long_streamed_body)
 
     @app.errorhandler(ApiError)
     def _api(e: ApiError) -> Response:
@@ -128,6 +153,12 @@ def register(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(e: HTTPException) -> Response:
         return _from_http(e)
+
+    @app.errorhandler(RecursionError)
+    def _recursion(e: RecursionError) -> Response:
+        if _in_json_decoder(e):  # the client's JSON nests deeper than the decoder goes
+            return error_response(400, "malformed_json", "the request body is nested too deeply")
+        return _unexpected(e)
 
     @app.errorhandler(Exception)
     def _unexpected(e: Exception) -> Response:

@@ -3,6 +3,7 @@
 ``redis_server`` (session): a private redis-server on a unix socket in a temp dir; it has
 ``.url``, ``.socket_path`` and ``.client()``. ``redis_db`` (function): a client to that private
 server, FLUSHALLed after each test. Neither ever touches 127.0.0.1:6379 or REDIS_URL.
+``api_server`` (module): the real app under gunicorn on ``redis_server`` (tests/support/server.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 import redis
 
 from tests.support.redis_proc import RedisProcess
+from tests.support.server import ApiServer
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +36,32 @@ def redis_db(redis_server: RedisProcess) -> Iterator[redis.Redis]:
         finally:
             cleaner.close()
             client.close()
+
+
+# --------------------------------------------------------------------------- the API under gunicorn
+
+@pytest.fixture(scope="module")
+def api_server(request: pytest.FixtureRequest, redis_server: RedisProcess) -> Iterator[ApiServer]:
+    """The real app under gunicorn on a free port, on the private ``redis_server``; one per test
+    module (a module sets ``API_WORKERS = n`` for n gunicorn workers, default 1). Rate limits and
+    RQ enqueueing are off. On a failing test its log is attached to the report; at the end of the
+    module the log must hold no traceback (an unhandled error anywhere is a bug)."""
+    workers = int(getattr(request.module, "API_WORKERS", 1))
+    server = ApiServer(redis_server.url, workers=workers)
+    server.start()
+    try:
+        yield server
+        log = server.log_text()
+        assert "Traceback" not in log, f"the server logged an unhandled error:\n{log[-8000:]}"
+    finally:
+        server.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.failed:
+        server = getattr(item, "funcargs", {}).get("api_server")
+        if isinstance(server, ApiServer):
+            report.sections.append(("gunicorn log (tail)", server.log_tail(80)))

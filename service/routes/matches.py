@@ -41,6 +41,15 @@ blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
                 description="Create and join matches, read views, post actions.")
 
 
+def _utf8(value: str) -> None:
+    """JSON may carry lone surrogates (``"\\ud800"``), which no UTF-8 consumer (the engine's
+    seeded random generator, for one) can take: refuse them here."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ma.ValidationError("must be valid Unicode text (no lone surrogates)") from e
+
+
 class CreateSchema(ma.Schema):
     ruleset = f.String(required=True, validate=RULESET)
     seats = f.Integer(required=True, strict=True, validate=v.Range(2, 6))
@@ -48,7 +57,7 @@ class CreateSchema(ma.Schema):
     timeout_policy = f.String(load_default="auto", validate=v.OneOf(["auto", "forfeit"]))
     max_timeouts = f.Integer(strict=True, load_default=3, validate=v.Range(1, 100))
     tokens_to_win = f.Integer(strict=True, validate=v.Range(1, 20))
-    seed = f.String(validate=v.Length(1, 128), metadata={"description": "unrated only"})
+    seed = f.String(validate=[v.Length(1, 128), _utf8], metadata={"description": "unrated only"})
     deck = f.List(f.String(validate=v.OneOf(NAMES)), validate=v.Length(1, 21),
                   metadata={"description": "round 1 order, top card first"})
     first_seat = f.Integer(strict=True, validate=v.Range(0, 5))

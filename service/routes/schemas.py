@@ -90,4 +90,5 @@ class MatchListSchema(ma.Schema):
 class ListQuerySchema(ma.Schema):
     status = f.String(validate=v.OneOf(["waiting", "active", "finished"]))
     limit = f.Integer(load_default=20, validate=v.Range(1, 100))
-    cursor = f.Integer(load_default=0, validate=v.Range(0, None))
+    # bounded: Redis takes 64-bit offsets only (a larger one was a 500)
+    cursor = f.Integer(load_default=0, validate=v.Range(0, 2**31 - 1))
