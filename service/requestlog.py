@@ -68,7 +68,8 @@ def configure_logging() -> None:
     handler._ll_json = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(os.environ.get("LOG_LEVEL", "info").upper())
-    root.propagate = False
+    # Records still propagate: gunicorn leaves the root logger without handlers (so nothing is
+    # written twice), and pytest's caplog, on the root, still sees them.
 
 
 def request_id() -> str:
