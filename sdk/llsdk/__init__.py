@@ -1,3 +1,78 @@
-"""llsdk: Python client SDK for the Love Letter Arena HTTP API."""
+"""llsdk: the Python SDK of Love Letter Arena.
+
+    from llsdk import Action, Bot, Client, View
+
+    class MyBot(Bot):
+        def choose(self, view: View) -> Action:
+            return view.legal_actions[0]
+
+    MyBot().run(Client("http://127.0.0.1:8000", token="llt_..."))
+
+``Client`` talks to the HTTP API (``client.players``, ``client.matches``, ``client.me``,
+``client.ladder``), the models are typed dataclasses, every error is an ``LLSDKError``, and
+``llsdk.arena`` plays bots against each other offline on the service's own rules engine.
+"""
 
 __version__ = "0.1.0"
+
+from .bot import Bot, RunStats  # noqa: E402
+from .client import Client  # noqa: E402
+from .errors import (  # noqa: E402
+    AlreadyForfeited,
+    AlreadyJoined,
+    APIError,
+    Conflict,
+    Forbidden,
+    IdempotencyKeyReused,
+    IllegalAction,
+    InternalError,
+    InvalidRequest,
+    LLSDKError,
+    MalformedAction,
+    MalformedJSON,
+    MatchFull,
+    MatchNotActive,
+    MethodNotAllowed,
+    NameTaken,
+    NotFound,
+    NotYourTurn,
+    PayloadTooLarge,
+    PreconditionFailed,
+    RateLimited,
+    ServerError,
+    ServiceUnavailable,
+    TransportError,
+    Unauthorized,
+    UnsupportedMediaType,
+    VersionConflict,
+)
+from .models import (  # noqa: E402
+    Action,
+    Event,
+    EventLog,
+    Known,
+    Ladder,
+    LadderEntry,
+    Match,
+    MatchPage,
+    Notice,
+    Notices,
+    Player,
+    Result,
+    RoundResult,
+    Seat,
+    SeatInfo,
+    Turn,
+    View,
+)
+
+__all__ = [
+    "APIError", "Action", "AlreadyForfeited", "AlreadyJoined", "Bot", "Client", "Conflict",
+    "Event", "EventLog", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
+    "InvalidRequest", "Known", "LLSDKError", "Ladder", "LadderEntry", "MalformedAction",
+    "MalformedJSON", "Match", "MatchFull", "MatchNotActive", "MatchPage", "MethodNotAllowed",
+    "NameTaken", "NotFound", "NotYourTurn", "Notice", "Notices", "PayloadTooLarge", "Player",
+    "PreconditionFailed", "RateLimited", "Result", "RoundResult", "RunStats", "Seat", "SeatInfo",
+    "ServerError", "ServiceUnavailable", "TransportError", "Turn", "Unauthorized",
+    "UnsupportedMediaType", "VersionConflict", "View", "__version__",
+]

@@ -1,0 +1,368 @@
+"""The ``Bot`` base class and the runner that plays every match a bot is in.
+
+    from llsdk import Action, Bot, Client, View
+
+    class FirstLegal(Bot):
+        def choose(self, view: View) -> Action:
+            return view.legal_actions[0]
+
+    FirstLegal().run(Client("http://127.0.0.1:8000", token="llt_..."))
+
+How the runner works (one loop, one thread): it follows ``GET /v1/me/events`` (one long-poll
+covers every match the bot is in) and, for each match a notice names, reads the bot's view and
+plays while it is the bot's turn. Several matches are played at once by interleaving them: a
+decision takes milliseconds, so one loop keeps up with many matches, costs one waiting
+connection instead of one per match, spends the fewest requests against the per-token rate limit,
+and needs no locking around the bot or the HTTP session.
+
+- Resume: on start it lists ``/v1/me/matches?status=active`` and plays them (after a restart or a
+  crash the bot picks its matches up where they are). With ``cursor_file`` the notice cursor is
+  persisted, so notices that arrived while it was down (a match that ended) are handled too.
+- Outages: network errors and 5xx (after the client's own retries) make it wait with a growing
+  backoff, then resynchronise from the match list.
+- Moves: each action carries ``expected_version`` (a move chosen on an old view is refused, not
+  applied to a newer turn) and an Idempotency-Key (a retried move is applied once).
+- A bot that raises or picks an action not in ``legal_actions`` is logged and the first legal
+  action is played instead, so a bug does not cost the match by timeouts.
+- Stops cleanly on Ctrl-C, when ``stop_event`` is set, or after ``max_matches`` finished matches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .client import DEFAULT_URL, Client
+from .errors import (
+    APIError,
+    IllegalAction,
+    InvalidRequest,
+    MatchNotActive,
+    NotFound,
+    NotYourTurn,
+    RateLimited,
+    ServerError,
+    TransportError,
+    Unauthorized,
+    VersionConflict,
+)
+from .models import Action, Notice, View
+
+log = logging.getLogger("llsdk.bot")
+
+
+class Bot:
+    """Subclass and implement :meth:`choose`. One instance may play several matches at once, so
+    keep per-match state keyed by ``view.match_id`` (or derive everything from the view, which
+    holds the whole current round). Use ``self.rng`` for randomness: the offline arena seeds
+    it, which makes arena runs reproducible."""
+
+    #: shown in arena tables (default: the class name, or the file name from the CLI)
+    name: str | None = None
+
+    @property
+    def rng(self) -> random.Random:
+        r: random.Random | None = self.__dict__.get("_rng")
+        if r is None:
+            r = self.__dict__["_rng"] = random.Random()
+        return r
+
+    @rng.setter
+    def rng(self, value: random.Random) -> None:
+        self.__dict__["_rng"] = value
+
+    def choose(self, view: View) -> Action:
+        """Your move: return one of ``view.legal_actions`` (or an equal ``Action``)."""
+        raise NotImplementedError
+
+    def on_match_start(self, view: View) -> None:
+        """Called once per match, with the bot's first view of it."""
+
+    def on_match_end(self, view: View) -> None:
+        """Called once per match, with the final view (``view.result``, ``view.won``)."""
+
+    def run(self, client: Client, ladders: Iterable[str] = (), *, max_matches: int | None = None,
+            stop_event: threading.Event | None = None, cursor_file: str | None = None,
+            poll_wait: float = 25.0) -> RunStats:
+        """Play every match this bot's token is in until stopped (see the module docstring).
+        ``ladders`` are entered first (a server without ladders yet is tolerated)."""
+        return Runner(self, client, ladders=ladders, max_matches=max_matches,
+                      stop_event=stop_event, cursor_file=cursor_file, poll_wait=poll_wait).run()
+
+    @classmethod
+    def main(cls, argv: Sequence[str] | None = None) -> int:
+        """Run this bot from the command line: ``--url``, ``--token`` (or ``LLSDK_URL`` /
+        ``LLSDK_TOKEN``), ``--ladder NAME`` (repeatable), ``--max-matches N``,
+        ``--cursor-file PATH``. For ``if __name__ == "__main__": raise SystemExit(MyBot.main())``."""
+        ap = argparse.ArgumentParser(description=f"Play {cls.__name__} on a Love Letter Arena")
+        add_play_arguments(ap)
+        args = ap.parse_args(argv)
+        return play_from_args(cls(), args)
+
+
+@dataclass
+class RunStats:
+    """What a :meth:`Bot.run` did."""
+
+    matches_finished: int = 0
+    wins: int = 0
+    moves: int = 0
+    fallbacks: int = 0  # moves the bot got wrong, replaced by the first legal action
+    outages: int = 0
+
+
+class Runner:
+    """The loop behind :meth:`Bot.run`."""
+
+    def __init__(self, bot: Bot, client: Client, *, ladders: Iterable[str] = (),
+                 max_matches: int | None = None, stop_event: threading.Event | None = None,
+                 cursor_file: str | None = None, poll_wait: float = 25.0,
+                 resync_every: float = 60.0) -> None:
+        self.bot = bot
+        self.client = client
+        self.ladders = list(ladders)
+        self.max_matches = max_matches
+        self.stop_event = stop_event or threading.Event()
+        self.cursor_file = cursor_file
+        self.poll_wait = poll_wait
+        self.resync_every = resync_every
+        self.stats = RunStats()
+        self._versions: dict[str, int] = {}  # active matches: the last version we saw
+        self._started: set[str] = set()
+        self._ended: set[str] = set()
+
+    # ------------------------------------------------------------------ the loop
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_event.is_set()
+
+    def run(self) -> RunStats:
+        try:
+            self._loop()
+        except KeyboardInterrupt:
+            log.info("interrupted: stopping")
+        return self.stats
+
+    def _loop(self) -> None:
+        cursor: str | None = None
+        synced = False
+        backoff = 1.0
+        last_sync = 0.0
+        while not self.stopping:
+            try:
+                if not synced:
+                    self._enter_ladders()
+                    if cursor is None:
+                        cursor = self._load_cursor() or self.client.me.head()
+                    self._resync()
+                    synced, last_sync = True, time.monotonic()
+                notices = self.client.me.events(after=cursor, wait=self.poll_wait)
+                self._handle(notices.events)
+                cursor = notices.cursor
+                self._save_cursor(cursor)
+                if time.monotonic() - last_sync > self.resync_every and not self.stopping:
+                    self._resync()  # belt and braces: a notice lost to inbox trimming
+                    last_sync = time.monotonic()
+                backoff = 1.0
+            except (TransportError, ServerError, RateLimited) as e:
+                self.stats.outages += 1
+                wait = e.retry_after if isinstance(e, RateLimited) and e.retry_after else backoff
+                log.warning("server unreachable (%s); retrying in %.1f s", e, wait)
+                self.stop_event.wait(wait)
+                backoff = min(backoff * 2, 30.0)
+                synced = False  # reread the match list once it is back
+
+    def _enter_ladders(self) -> None:
+        for name in self.ladders:
+            try:
+                self.client.ladder.enter(name)
+                log.info("entered ladder %s", name)
+            except NotFound:
+                log.warning("ladder %r not found on this server (not entered)", name)
+
+    def _resync(self) -> None:
+        """Play every active match from the server's list; finish the ones that ended."""
+        active = list(self.client.me.all_matches(status="active"))
+        ids = {m.match_id for m in active}
+        for m in active:
+            if self.stopping:
+                return
+            if m.match_id in self._ended:
+                continue
+            if m.your_turn or m.match_id not in self._started or \
+                    m.version > self._versions.get(m.match_id, -1):
+                self._safe_play(m.match_id)
+        for mid in [mid for mid in self._versions if mid not in ids]:
+            self._safe_play(mid)  # ended while we were not looking
+
+    def _handle(self, notices: list[Notice]) -> None:
+        latest: dict[str, Notice] = {}
+        finished: set[str] = set()
+        for n in notices:
+            if n.type == "match_finished":
+                finished.add(n.match_id)
+            if n.match_id not in latest or n.version >= latest[n.match_id].version:
+                latest[n.match_id] = n
+        for mid, n in latest.items():
+            if self.stopping:
+                return
+            if mid in self._ended:
+                continue
+            if mid in finished or n.version > self._versions.get(mid, -1):
+                self._safe_play(mid)
+
+    # ------------------------------------------------------------------ one match
+
+    def _safe_play(self, mid: str) -> None:
+        """:meth:`_play`, where an unexpected API answer about one match is logged and the
+        other matches go on (the match is looked at again at its next notice or resync).
+        Outages and a bad token go up to the loop."""
+        try:
+            self._play(mid)
+        except (ServerError, RateLimited, Unauthorized):
+            raise
+        except APIError as e:
+            log.error("%s: %s", mid, e)
+
+    def _play(self, mid: str) -> None:
+        """Read the view and move while it is our turn; handle a start and an end."""
+        try:
+            view = self.client.matches.view(mid)
+        except NotFound:
+            self._versions.pop(mid, None)
+            return
+        for _ in range(200):
+            self._versions[mid] = max(view.version, self._versions.get(mid, -1))
+            if view.status != "waiting" and mid not in self._started:
+                self._started.add(mid)
+                self._hook(self.bot.on_match_start, view)
+            if view.finished:
+                self._finish(view)
+                return
+            if not view.my_turn or self.stopping:
+                return
+            action = self._decide(view)
+            try:
+                view = self.client.matches.act(mid, action, expected_version=view.version)
+                self.stats.moves += 1
+            except (NotYourTurn, VersionConflict, MatchNotActive) as e:
+                log.info("%s: %s; reading the view again", mid, e.code)
+                view = self.client.matches.view(mid)
+            except (IllegalAction, InvalidRequest) as e:
+                log.error("%s: the server refused %s (%s); playing %s instead", mid, action,
+                          e.message, view.legal_actions[0])
+                self.stats.fallbacks += 1
+                view = self.client.matches.act(mid, view.legal_actions[0],
+                                               expected_version=view.version)
+                self.stats.moves += 1
+
+    def _decide(self, view: View) -> Action:
+        fallback = view.legal_actions[0]
+        try:
+            action = self.bot.choose(view)
+        except Exception:
+            log.exception("%s: choose() raised; playing %s", view.match_id, fallback)
+            self.stats.fallbacks += 1
+            return fallback
+        if action not in view.legal_actions:
+            log.error("%s: choose() returned %s, which is not legal now; playing %s",
+                      view.match_id, action, fallback)
+            self.stats.fallbacks += 1
+            return fallback
+        return action
+
+    def _finish(self, view: View) -> None:
+        mid = view.match_id
+        self._versions.pop(mid, None)
+        if mid in self._ended:
+            return
+        self._ended.add(mid)
+        self.stats.matches_finished += 1
+        if view.won:
+            self.stats.wins += 1
+        log.info("%s finished: %s (winners %s, you are seat %s)", mid,
+                 "won" if view.won else "lost", view.result.winners if view.result else None,
+                 view.seat)
+        self._hook(self.bot.on_match_end, view)
+        if self.max_matches is not None and self.stats.matches_finished >= self.max_matches:
+            self.stop_event.set()
+
+    @staticmethod
+    def _hook(fn: object, view: View) -> None:
+        try:
+            fn(view)  # type: ignore[operator]
+        except Exception:
+            log.exception("%s: %s raised", view.match_id, getattr(fn, "__name__", fn))
+
+    # ------------------------------------------------------------------ the cursor
+
+    def _load_cursor(self) -> str | None:
+        if not self.cursor_file:
+            return None
+        try:
+            with open(self.cursor_file, encoding="utf-8") as f:
+                text = f.read().strip()
+        except FileNotFoundError:
+            return None
+        return text or None
+
+    def _save_cursor(self, cursor: str) -> None:
+        if not self.cursor_file:
+            return
+        tmp = f"{self.cursor_file}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(cursor + "\n")
+        os.replace(tmp, self.cursor_file)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def add_play_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--url", default=os.environ.get("LLSDK_URL", DEFAULT_URL),
+                    help="server URL (default: $LLSDK_URL or %(default)s)")
+    ap.add_argument("--token", default=os.environ.get("LLSDK_TOKEN"),
+                    help="the bot's token (default: $LLSDK_TOKEN)")
+    ap.add_argument("--ladder", action="append", default=[], metavar="NAME",
+                    help="enter this ladder (repeatable)")
+    ap.add_argument("--max-matches", type=int, default=None, metavar="N",
+                    help="stop after N finished matches")
+    ap.add_argument("--cursor-file", default=None, metavar="PATH",
+                    help="persist the notice cursor here (resume exactly after a restart)")
+    ap.add_argument("--poll-wait", type=float, default=25.0, metavar="S",
+                    help="long-poll wait in seconds (default %(default)s)")
+    ap.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+
+
+def play_from_args(bot: Bot, args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not args.token:
+        log.error("no token: pass --token or set LLSDK_TOKEN (register with `llsdk register`)")
+        return 2
+    client = Client(args.url, args.token)
+    try:
+        me = client.me.get()
+    except APIError as e:
+        log.error("%s: %s", args.url, e)
+        return 1
+    except TransportError as e:
+        log.error("%s unreachable: %s", args.url, e)
+        return 1
+    log.info("playing as %s (%s) on %s", me.name, me.id, args.url)
+    stats = bot.run(client, ladders=args.ladder, max_matches=args.max_matches,
+                    cursor_file=args.cursor_file, poll_wait=args.poll_wait)
+    log.info("stopped: %d matches finished, %d won, %d moves", stats.matches_finished,
+             stats.wins, stats.moves)
+    client.close()
+    return 0
+
+
+__all__ = ["Bot", "RunStats", "Runner", "add_play_arguments", "play_from_args"]

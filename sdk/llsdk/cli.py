@@ -1,0 +1,159 @@
+"""The ``llsdk`` command.
+
+    llsdk register NAME                       register a player, print its token
+    llsdk play BOT.py [--ladder NAME]...      play every match of the token's player
+    llsdk arena BOT.py BOT.py ... [--ruleset classic] [--games 2000] [--seed 1]
+
+The server URL and token come from ``--url`` / ``--token`` or ``LLSDK_URL`` / ``LLSDK_TOKEN``.
+``BOT.py`` is a file defining a :class:`~llsdk.Bot` subclass (``BOT.py:ClassName`` picks one
+when it defines several).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .bot import Bot, add_play_arguments, play_from_args
+from .client import DEFAULT_URL, Client
+from .errors import LLSDKError
+
+
+class BotLoadError(Exception):
+    pass
+
+
+def load_bot_class(spec: str) -> type[Bot]:
+    """The :class:`Bot` subclass defined in a file: ``path/to/bot.py`` or
+    ``path/to/bot.py:ClassName``."""
+    path, _, cls_name = spec.partition(":")
+    if not os.path.isfile(path):
+        raise BotLoadError(f"{path}: no such file")
+    mod_name = "llsdk_bot_" + "".join(ch if ch.isalnum() else "_"
+                                       for ch in os.path.abspath(path))
+    module = sys.modules.get(mod_name)
+    if module is None:
+        loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise BotLoadError(f"{path}: not a Python file")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[mod_name] = module
+        # the bot's own directory first, so it can import its helper modules
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception:
+            del sys.modules[mod_name]
+            raise
+        finally:
+            sys.path.pop(0)
+    found = [c for _, c in inspect.getmembers(module, inspect.isclass)
+             if issubclass(c, Bot) and c is not Bot and c.__module__ == mod_name]
+    if cls_name:
+        found = [c for c in found if c.__name__ == cls_name]
+        if not found:
+            raise BotLoadError(f"{path}: no Bot subclass named {cls_name}")
+    if not found:
+        raise BotLoadError(f"{path}: defines no subclass of llsdk.Bot")
+    if len(found) > 1:
+        raise BotLoadError(f"{path}: several Bot subclasses ({', '.join(c.__name__ for c in found)});"
+                           f" pick one with {path}:ClassName")
+    return found[0]
+
+
+def load_bot(spec: str) -> Bot:
+    """An instance of the bot in ``spec``, named after its file unless it sets ``name``."""
+    cls = load_bot_class(spec)
+    bot = cls()
+    if not bot.name:
+        bot.name = os.path.splitext(os.path.basename(spec.partition(":")[0]))[0]
+    return bot
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_register(args: argparse.Namespace) -> int:
+    with Client(args.url) as client:
+        player = client.players.register(args.name)
+    if args.json:
+        print(json.dumps({"id": player.id, "name": player.name, "token": player.token}))
+    else:
+        print(f"registered {player.name} ({player.id}) on {args.url}")
+        print(f"token (shown once, keep it): {player.token}")
+        print(f"\n  export LLSDK_URL={args.url}\n  export LLSDK_TOKEN={player.token}")
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    return play_from_args(load_bot(args.bot), args)
+
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    from . import arena
+
+    bots = [load_bot(spec) for spec in args.bots]
+    if not 2 <= len(bots) <= 6:
+        print("llsdk arena: give 2 to 6 bots (one per seat; a file may repeat)",
+              file=sys.stderr)
+        return 2
+    result = arena.run(bots, args.ruleset, games=args.games, seed=args.seed,
+                       tokens_to_win=args.tokens_to_win,
+                       progress=None if args.no_progress else sys.stderr)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(result.table())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="llsdk", description="Love Letter Arena SDK tools")
+    ap.add_argument("--version", action="version", version=f"llsdk {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("register", help="register a player and print its token")
+    p.add_argument("name")
+    p.add_argument("--url", default=os.environ.get("LLSDK_URL", DEFAULT_URL),
+                   help="server URL (default: $LLSDK_URL or %(default)s)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(fn=cmd_register)
+
+    p = sub.add_parser("play", help="play every match of the token's player with BOT.py")
+    p.add_argument("bot", metavar="BOT.py")
+    add_play_arguments(p)
+    p.set_defaults(fn=cmd_play)
+
+    p = sub.add_parser("arena", help="play bots against each other offline")
+    p.add_argument("bots", nargs="+", metavar="BOT.py", help="one per seat (2 to 6)")
+    p.add_argument("--ruleset", default="classic", choices=["classic", "2019", "2019-classic"])
+    p.add_argument("--games", type=int, default=1000)
+    p.add_argument("--seed", default="1")
+    p.add_argument("--tokens-to-win", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(fn=cmd_arena)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args))
+    except BotLoadError as e:
+        print(f"llsdk: {e}", file=sys.stderr)
+        return 2
+    except LLSDKError as e:
+        print(f"llsdk: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+__all__ = ["BotLoadError", "build_parser", "load_bot", "load_bot_class", "main"]

@@ -1,0 +1,385 @@
+"""The HTTP client: one ``requests.Session``, one private request path, namespaced calls.
+
+    from llsdk import Client, Action
+
+    client = Client("http://127.0.0.1:8000", token="llt_...")
+    me = client.me.get()
+    for m in client.me.matches(status="active").matches:
+        view = client.matches.view(m.match_id)
+        if view.my_turn:
+            client.matches.act(m.match_id, view.legal_actions[0])
+
+Retries: network errors, 5xx and 429 are retried with exponential backoff and jitter (429 waits
+what ``Retry-After`` says). A request is only retried when a repeat cannot do anything twice:
+reads, DELETEs, actions (each carries an ``Idempotency-Key``, the same on every retry), and any
+request that never reached the server (connection refused). After the last retry the client
+raises :class:`~llsdk.errors.TransportError` or the API's error as an
+:class:`~llsdk.errors.APIError` subclass.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import logging
+import random
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from types import TracebackType
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from . import __version__
+from .errors import AlreadyJoined, APIError, RateLimited, ServerError, TransportError, error_for
+from .models import (
+    Action,
+    EventLog,
+    Ladder,
+    Match,
+    MatchPage,
+    Notices,
+    Player,
+    View,
+)
+
+log = logging.getLogger("llsdk")
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+
+
+class Client:
+    """A client of one Love Letter Arena server.
+
+    ``token`` authenticates as a player (``Authorization: Bearer``); ``timeout`` is the per-request
+    timeout in seconds (long-polls add their wait to it); ``max_retries`` retries after the
+    first attempt (0: none); ``backoff`` is the first retry's delay, doubled each time up to
+    ``max_backoff``. ``session`` lets you bring your own ``requests.Session``.
+    """
+
+    def __init__(self, base_url: str = DEFAULT_URL, token: str | None = None, *,
+                 timeout: float = 30.0, max_retries: int = 5, backoff: float = 0.2,
+                 max_backoff: float = 10.0, session: requests.Session | None = None,
+                 user_agent: str | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.session = session or requests.Session()
+        if session is None:
+            # room for a bot's long-poll plus its moves from several threads
+            adapter = HTTPAdapter(pool_connections=4, pool_maxsize=32)
+            self.session.mount("http://", adapter)
+            self.session.mount("https://", adapter)
+        self.session.headers["User-Agent"] = user_agent or f"llsdk/{__version__}"
+        self.session.headers["Accept"] = "application/json"
+        self._rng = random.Random()
+        self._rng_lock = threading.Lock()
+        self.players = Players(self)
+        self.matches = Matches(self)
+        self.me = Me(self)
+        self.ladder = Ladders(self)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r}, token={'***' if self.token else None})"
+
+    def with_token(self, token: str) -> Client:
+        """A new client of the same server and settings acting as another player."""
+        return Client(self.base_url, token, timeout=self.timeout, max_retries=self.max_retries,
+                      backoff=self.backoff, max_backoff=self.max_backoff)
+
+    # ------------------------------------------------------------------ health
+
+    def health(self) -> dict[str, Any]:
+        """``GET /healthz``: the process answers."""
+        data: dict[str, Any] = self._json(self._request("GET", "/healthz"))
+        return data
+
+    def ready(self) -> dict[str, Any]:
+        """``GET /readyz``: the service and its Redis answer (else ``ServiceUnavailable``)."""
+        data: dict[str, Any] = self._json(self._request("GET", "/readyz"))
+        return data
+
+    # ------------------------------------------------------------------ the one request path
+
+    def _delay(self, attempt: int) -> float:
+        base = min(self.max_backoff, self.backoff * 2.0 ** attempt)
+        with self._rng_lock:
+            return base * (0.5 + self._rng.random() / 2)  # jitter: spread retrying bots
+
+    def _request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
+                 json: Any = None, data: bytes | None = None,
+                 headers: Mapping[str, str] | None = None, timeout: float | None = None,
+                 retry: bool | None = None, auth: bool = True) -> requests.Response:
+        """Send one request, retrying as the module docstring says; returns the successful
+        response (2xx or 304) or raises. ``retry`` forces (or forbids) retrying after a lost
+        response; by default only safe methods and requests with an Idempotency-Key retry."""
+        url = self.base_url + path
+        hdrs: dict[str, str] = dict(headers or {})
+        if auth and self.token:
+            hdrs["Authorization"] = f"Bearer {self.token}"
+        if retry is None:
+            retry = method.upper() in _SAFE_METHODS or "Idempotency-Key" in hdrs
+        # (connect, read): the read timeout covers a long-poll's wait
+        to = (min(10.0, self.timeout), timeout if timeout is not None else self.timeout)
+        attempt = 0
+        while True:
+            delay: float | None = None
+            try:
+                resp = self.session.request(method, url, params=params, json=json, data=data,
+                                            headers=hdrs, timeout=to)
+            except (requests.ConnectionError, requests.Timeout) as e:
+                never_sent = _never_sent(e)
+                if attempt >= self.max_retries or not (retry or never_sent):
+                    raise TransportError(f"{method} {path}: {e}") from e
+                log.info("%s %s failed (%s); retry %d", method, path, type(e).__name__,
+                         attempt + 1)
+            except requests.RequestException as e:
+                raise TransportError(f"{method} {path}: {e}") from e
+            else:
+                if resp.status_code < 400:
+                    return resp
+                err = self._error(resp)
+                err.retried = attempt > 0
+                retryable = isinstance(err, RateLimited) or (
+                    isinstance(err, ServerError) and retry)
+                if attempt >= self.max_retries or not retryable:
+                    raise err
+                if isinstance(err, RateLimited) and err.retry_after is not None:
+                    delay = min(err.retry_after + 0.05, 60.0)
+                log.info("%s %s answered %s; retry %d", method, path, err.status, attempt + 1)
+            time.sleep(self._delay(attempt) if delay is None else delay)
+            attempt += 1
+
+    @staticmethod
+    def _error(resp: requests.Response) -> APIError:
+        try:
+            body = resp.json()
+        except ValueError:
+            body = {"message": resp.text[:200] or resp.reason}
+        return error_for(resp.status_code, body, resp.headers)
+
+    @staticmethod
+    def _json(resp: requests.Response) -> Any:
+        try:
+            return resp.json()
+        except ValueError as e:
+            raise TransportError(f"{resp.request.method} {resp.url}: the answer is not JSON "
+                                 f"({resp.status_code} {resp.text[:100]!r})") from e
+
+
+def _never_sent(e: BaseException) -> bool:
+    """Whether a connection error happened before the request could reach the server (so a
+    retry cannot apply anything twice)."""
+    if isinstance(e, requests.ConnectTimeout):
+        return True
+    text = repr(e)
+    return any(s in text for s in ("NewConnectionError", "Connection refused",
+                                   "Failed to establish", "NameResolutionError"))
+
+
+class _Namespace:
+    def __init__(self, client: Client) -> None:
+        self._c = client
+
+    def _get(self, path: str, params: Mapping[str, Any] | None = None,
+             timeout: float | None = None) -> Any:
+        return self._c._json(self._c._request("GET", path, params=params, timeout=timeout))
+
+
+class Players(_Namespace):
+    """``/v1/players``: registration and public profiles."""
+
+    def register(self, name: str) -> Player:
+        """Register a player. The answer's ``token`` is shown only this once: keep it."""
+        resp = self._c._request("POST", "/v1/players", json={"name": name}, auth=False)
+        return Player.from_dict(self._c._json(resp))
+
+    def get(self, player_id: str) -> Player:
+        """A public profile with recent matches."""
+        return Player.from_dict(self._get(f"/v1/players/{player_id}"))
+
+
+class Matches(_Namespace):
+    """``/v1/matches``: create, join, view, act, resign, events."""
+
+    def create(self, ruleset: str = "classic", seats: int = 2, *,
+               turn_timeout_s: int | None = None, timeout_policy: str | None = None,
+               max_timeouts: int | None = None, tokens_to_win: int | None = None,
+               seed: str | None = None, deck: list[str] | None = None,
+               first_seat: int | None = None, two_player_setup: str | None = None) -> View:
+        """Create an (unrated) match; you do not sit in it until you :meth:`join`."""
+        body: dict[str, Any] = {"ruleset": ruleset, "seats": seats}
+        for k, v in (("turn_timeout_s", turn_timeout_s), ("timeout_policy", timeout_policy),
+                     ("max_timeouts", max_timeouts), ("tokens_to_win", tokens_to_win),
+                     ("seed", seed), ("deck", deck), ("first_seat", first_seat),
+                     ("two_player_setup", two_player_setup)):
+            if v is not None:
+                body[k] = v
+        return View.from_dict(self._c._json(self._c._request("POST", "/v1/matches", json=body)))
+
+    def list(self, *, status: str | None = None, player: str | None = None, limit: int = 20,
+             cursor: int = 0) -> MatchPage:
+        """Matches, newest first (``next_cursor`` pages on)."""
+        params: dict[str, Any] = {"limit": limit, "cursor": cursor}
+        if status:
+            params["status"] = status
+        if player:
+            params["player"] = player
+        return MatchPage.from_dict(self._get("/v1/matches", params))
+
+    def get(self, match_id: str) -> View:
+        """The public summary (what a spectator may see)."""
+        return View.from_dict(self._get(f"/v1/matches/{match_id}"))
+
+    def join(self, match_id: str) -> View:
+        """Take the next free seat; the last seat starts the match. Retried after a lost
+        answer: when the retry finds you seated (the first attempt went through), you get your
+        view; a first attempt that finds you seated raises ``AlreadyJoined``."""
+        try:
+            resp = self._c._request("POST", f"/v1/matches/{match_id}/join", retry=True)
+        except AlreadyJoined as e:
+            if not e.retried:
+                raise
+            return self.view(match_id)  # an earlier attempt went through
+        return View.from_dict(self._c._json(resp))
+
+    def view(self, match_id: str) -> View:
+        """Your view of the match now."""
+        return View.from_dict(self._get(f"/v1/matches/{match_id}/view"))
+
+    def wait_view(self, match_id: str, after: int, wait: float = 30.0) -> View:
+        """Long-poll: your view once the match is past version ``after``, or the unchanged
+        view after ``wait`` seconds (the server caps it at 60)."""
+        return View.from_dict(self._get(f"/v1/matches/{match_id}/view",
+                                        {"after": after, "wait": wait},
+                                        timeout=self._c.timeout + wait))
+
+    def watch(self, match_id: str, wait: float = 30.0) -> Iterator[View]:
+        """Your view now and at every change until the match finishes."""
+        v = self.view(match_id)
+        yield v
+        while v.status != "finished":
+            nxt = self.wait_view(match_id, after=v.version, wait=wait)
+            if nxt.version != v.version:
+                yield nxt
+            v = nxt
+
+    def act(self, match_id: str, action: Action | Mapping[str, Any], *,
+            expected_version: int | None = None, idempotency_key: str | None = None) -> View:
+        """Post an action; answers with your new view. A fresh ``Idempotency-Key`` (uuid4) is
+        sent unless you give one; it is the same on every retry, so the move is applied once.
+        ``expected_version`` refuses it with ``VersionConflict`` if the match has moved."""
+        body = action.to_dict() if isinstance(action, Action) else dict(action)
+        if expected_version is not None:
+            body["expected_version"] = expected_version
+        key = idempotency_key or str(uuid.uuid4())
+        resp = self._c._request("POST", f"/v1/matches/{match_id}/actions", json=body,
+                                headers={"Idempotency-Key": key})
+        return View.from_dict(self._c._json(resp))
+
+    def resign(self, match_id: str) -> View:
+        """Forfeit the match (R27)."""
+        resp = self._c._request("POST", f"/v1/matches/{match_id}/resign")
+        return View.from_dict(self._c._json(resp))
+
+    def events(self, match_id: str, after: int = -1) -> EventLog:
+        """The events you may see with ``seq > after`` (all of them once the match ended)."""
+        return EventLog.from_dict(self._get(f"/v1/matches/{match_id}/events", {"after": after}))
+
+
+class Me(_Namespace):
+    """``/v1/me``: the token's player, its matches and its notices."""
+
+    def get(self) -> Player:
+        return Player.from_dict(self._get("/v1/me"))
+
+    def matches(self, *, status: str | None = None, limit: int = 20,
+                cursor: int = 0) -> MatchPage:
+        """Your matches, newest first, each with ``seat`` and ``your_turn``."""
+        params: dict[str, Any] = {"limit": limit, "cursor": cursor}
+        if status:
+            params["status"] = status
+        return MatchPage.from_dict(self._get("/v1/me/matches", params))
+
+    def all_matches(self, status: str | None = None) -> Iterator[Match]:
+        """Every match of yours (all pages)."""
+        cursor: int | None = 0
+        while cursor is not None:
+            page = self.matches(status=status, limit=100, cursor=cursor)
+            yield from page.matches
+            cursor = page.next_cursor
+
+    def events(self, after: str | None = None, wait: float = 0.0) -> Notices:
+        """Your notices after the cursor ``after`` (None: from the oldest kept); with ``wait``
+        the server holds the request up to that many seconds until one arrives."""
+        params: dict[str, Any] = {"wait": wait}
+        if after is not None:
+            params["after"] = after
+        return Notices.from_dict(self._get("/v1/me/events", params,
+                                           timeout=self._c.timeout + wait))
+
+    def wait_events(self, after: str | None, wait: float = 30.0) -> Notices:
+        """Long-poll alias of :meth:`events`."""
+        return self.events(after=after, wait=wait)
+
+    def head(self) -> str:
+        """The cursor of your newest notice: follow from here to see only what comes next."""
+        cursor: str | None = None
+        while True:
+            page = self.events(after=cursor)
+            if not page.events:
+                return page.cursor if cursor is None else cursor
+            cursor = page.cursor
+
+
+class Ladders(_Namespace):
+    """``/v1/ladders``: the configured ladders, leaderboards, entering and leaving."""
+
+    def list(self) -> list[Ladder]:
+        data = self._get("/v1/ladders")
+        items = data.get("ladders", []) if isinstance(data, dict) else data
+        return [Ladder.from_dict(d) for d in items]
+
+    def get(self, name: str) -> Ladder:
+        """The ladder and its leaderboard."""
+        return Ladder.from_dict(self._get(f"/v1/ladders/{name}"))
+
+    def enter(self, name: str) -> dict[str, Any]:
+        """Enter your bot in the ladder (scheduled while it keeps polling)."""
+        resp = self._c._request("POST", f"/v1/ladders/{name}/entries", retry=True)
+        return _body(resp)
+
+    def leave(self, name: str) -> dict[str, Any]:
+        resp = self._c._request("DELETE", f"/v1/ladders/{name}/entries")
+        return _body(resp)
+
+
+def _body(resp: requests.Response) -> dict[str, Any]:
+    if not resp.content:
+        return {}
+    try:
+        data = _json.loads(resp.content)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {"data": data}
+
+
+__all__ = ["DEFAULT_URL", "Client", "Ladders", "Matches", "Me", "Players"]

@@ -1,0 +1,521 @@
+"""Typed models of what the API sends and takes: views, actions, events, matches, players.
+
+Every model has ``from_dict`` (tolerant: unknown fields are ignored, so a newer server does not
+break an older SDK) and keeps the JSON it came from in ``raw`` where that is useful.
+
+>>> a = Action.play("guard", target=2, guess="priest")
+>>> a.to_dict()
+{'type': 'play', 'card': 'guard', 'target': 2, 'guess': 'priest'}
+>>> Action.from_dict(a.to_dict()) == a
+True
+>>> Action.chancellor_return(keep="king", bottom=["guard", "spy"]).to_dict()
+{'type': 'chancellor_return', 'keep': 'king', 'bottom': ['guard', 'spy']}
+>>> str(Action.play("handmaid"))
+'play handmaid'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cards import VALUES
+
+PLAY = "play"
+CHANCELLOR_RETURN = "chancellor_return"
+
+
+# --------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One decision, as posted to ``POST /v1/matches/{id}/actions``. Hashable: compare it with a
+    view's ``legal_actions``."""
+
+    type: str
+    card: str | None = None
+    target: int | None = None
+    guess: str | None = None
+    keep: str | None = None
+    bottom: tuple[str, ...] | None = None
+
+    @classmethod
+    def play(cls, card: str, target: int | None = None, guess: str | None = None) -> Action:
+        """Play ``card``, at seat ``target`` if it takes one, naming ``guess`` for a guard."""
+        return _action(PLAY, card, target, guess, None, None)
+
+    @classmethod
+    def chancellor_return(cls, keep: str, bottom: Iterable[str]) -> Action:
+        """After a chancellor: keep ``keep``; ``bottom`` goes under the deck, ``bottom[0]``
+        above ``bottom[1]`` (the last one becomes the deck's last card)."""
+        return _action(CHANCELLOR_RETURN, None, None, None, keep, tuple(bottom))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form (absent fields omitted)."""
+        if self.type == CHANCELLOR_RETURN:
+            return {"type": CHANCELLOR_RETURN, "keep": self.keep,
+                    "bottom": list(self.bottom or ())}
+        d: dict[str, Any] = {"type": self.type, "card": self.card}
+        if self.target is not None:
+            d["target"] = self.target
+        if self.guess is not None:
+            d["guess"] = self.guess
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Action:
+        bottom = d.get("bottom")
+        key = (d.get("type"), d.get("card"), d.get("target"), d.get("guess"), d.get("keep"),
+               None if bottom is None else tuple(bottom))
+        hit = _ACTIONS.get(key)
+        if hit is None:
+            hit = _action(*key)
+        return hit
+
+    def __str__(self) -> str:
+        if self.type == CHANCELLOR_RETURN:
+            return f"chancellor_return keep={self.keep} bottom={','.join(self.bottom or ())}"
+        out = f"play {self.card}"
+        if self.target is not None:
+            out += f" target={self.target}"
+        if self.guess is not None:
+            out += f" guess={self.guess}"
+        return out
+
+
+# Actions are immutable and few: intern them (parsing a view's legal actions is then cheap).
+_ACTIONS: dict[tuple[Any, ...], Action] = {}
+
+
+def _action(type: Any, card: Any, target: Any, guess: Any, keep: Any,
+            bottom: tuple[str, ...] | None) -> Action:
+    key = (type, card, target, guess, keep, bottom)
+    hit = _ACTIONS.get(key)
+    if hit is None:
+        hit = Action(type, card, target, guess, keep, bottom)
+        if len(_ACTIONS) < 100_000:
+            _ACTIONS[key] = hit
+    return hit
+
+
+# --------------------------------------------------------------------------- views
+
+
+@dataclass(slots=True)
+class Turn:
+    """Whose turn it is: ``phase`` is ``play`` or ``chancellor`` (the chancellor's return)."""
+
+    seat: int
+    phase: str = PLAY
+    deadline: str | None = None  # RFC 3339, online only
+    seconds_left: float | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Turn:
+        return cls(d["seat"], d.get("phase", PLAY), d.get("deadline"), d.get("seconds_left"))
+
+
+@dataclass(slots=True)
+class Seat:
+    """One seat as everyone sees it."""
+
+    seat: int
+    tokens: int = 0
+    discards: list[str] = field(default_factory=list)  # played and discarded, oldest first
+    hand_count: int = 0
+    eliminated: bool = False
+    protected: bool = False  # by a handmaid (R15)
+    forfeited: bool = False
+    player_id: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Seat:
+        return cls(d["seat"], d.get("tokens", 0), d.get("discards", []), d.get("hand_count", 0),
+                   d.get("eliminated", False), d.get("protected", False),
+                   d.get("forfeited", False), d.get("player_id"), d.get("name"))
+
+
+@dataclass(slots=True)
+class Known:
+    """A private fact of this round (R30). ``type`` is one of ``priest`` (``seat`` holds
+    ``card``), ``baron`` (``seat`` showed ``card`` against your ``mine``), ``king`` (you traded
+    ``gave`` for ``received`` with ``seat``), ``prince`` (``seat``'s prince made you draw
+    ``card``), ``chancellor_drew`` (``cards``), ``chancellor_returned`` (``keep``, ``bottom``)."""
+
+    type: str
+    seq: int
+    round: int
+    turn: int
+    seat: int | None = None
+    card: str | None = None
+    mine: str | None = None
+    gave: str | None = None
+    received: str | None = None
+    cards: list[str] | None = None
+    keep: str | None = None
+    bottom: list[str] | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Known:
+        return cls(d["type"], d["seq"], d["round"], d["turn"], d.get("seat"), d.get("card"),
+                   d.get("mine"), d.get("gave"), d.get("received"), d.get("cards"),
+                   d.get("keep"), d.get("bottom"))
+
+
+@dataclass(slots=True)
+class Event:
+    """One entry of a match's log. ``data`` holds every field of the event (``seat``, ``card``,
+    ``target``, ``guess``, ``hit``, ...); ``private`` events were seen only by some seats.
+
+    Types: ``round_start``, ``dealt``, ``turn``, ``drew``, ``play``, ``priest_saw``,
+    ``baron_compared``, ``king_swapped``, ``prince_drew``, ``chancellor_drew``,
+    ``chancellor_return``, ``chancellor_returned``, ``eliminated``, ``forfeit``, ``round_end``,
+    ``match_end`` (and ``deck`` in the full record of a finished match)."""
+
+    seq: int
+    round: int
+    type: str
+    data: dict[str, Any] = field(repr=False)
+    private: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Event:
+        return cls(d["seq"], d["round"], d["type"], d, d.get("private", False))
+
+    @property
+    def seat(self) -> int | None:
+        return self.data.get("seat")
+
+    @property
+    def card(self) -> str | None:
+        return self.data.get("card")
+
+    @property
+    def target(self) -> int | None:
+        return self.data.get("target")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+
+@dataclass(slots=True)
+class Result:
+    """How a finished match ended: ``winners`` (seats), ``placings`` (1 = first, per seat)."""
+
+    winners: list[int]
+    placings: list[int]
+    tokens: list[int] = field(default_factory=list)
+    rounds: int = 0
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Result:
+        return cls(d.get("winners", []), d.get("placings", []), d.get("tokens", []),
+                   d.get("rounds", 0))
+
+
+@dataclass(slots=True)
+class RoundResult:
+    """How a round ended: ``reason`` is ``last_standing`` or ``showdown``; every hand and the
+    set-aside cards are public then (R25)."""
+
+    round: int
+    reason: str
+    winners: list[int]
+    spy_bonus: int | None = None
+    hands: list[list[str]] = field(default_factory=list)
+    set_aside: list[str] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RoundResult:
+        return cls(d["round"], d.get("reason", ""), d.get("winners", []), d.get("spy_bonus"),
+                   d.get("hands", []), d.get("set_aside", []), d.get("tokens", []))
+
+
+@dataclass(slots=True)
+class View:
+    """What one seat may see of a match (``GET /v1/matches/{id}/view``), or a spectator's
+    summary (``seat`` None). ``events`` are this round's, oldest first; ``legal_actions`` is
+    non-empty exactly when it is this seat's turn: posting any of them is always legal."""
+
+    match_id: str
+    version: int
+    status: str  # waiting, active, finished
+    ruleset: str
+    seat: int | None
+    round: int
+    turn: Turn | None
+    hand: list[str]
+    players: list[Seat]
+    deck_count: int
+    face_up: list[str]
+    known: list[Known]
+    legal_actions: list[Action]
+    events: list[Event]
+    result: Result | None
+    last_round: RoundResult | None
+    tokens_to_win: int | None = None
+    players_count: int = 0
+    set_aside_count: int = 0
+    two_player_setup: str | None = None
+    rated: bool = False
+    ladder: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> View:
+        turn = d.get("turn")
+        result = d.get("result")
+        last = d.get("last_round")
+        players = d.get("players", [])
+        return cls(
+            d.get("match_id", ""), d.get("version", 0), d.get("status", "active"),
+            d.get("ruleset", ""), d.get("seat"), d.get("round", 0),
+            None if turn is None else Turn.from_dict(turn),
+            d.get("hand", []),
+            [Seat.from_dict(p) for p in players],
+            d.get("deck_count", 0), d.get("face_up", []),
+            [Known.from_dict(k) for k in d.get("known", ())],
+            [Action.from_dict(a) for a in d.get("legal_actions", ())],
+            [Event.from_dict(e) for e in d.get("events", ())],
+            None if result is None else Result.from_dict(result),
+            None if last is None else RoundResult.from_dict(last),
+            d.get("tokens_to_win"), d.get("players_count") or len(players),
+            d.get("set_aside_count", 0), d.get("two_player_setup"),
+            d.get("rated", False), d.get("ladder"), d.get("options") or {}, d,
+        )
+
+    # ------------------------------------------------------------------ conveniences
+
+    @property
+    def my_turn(self) -> bool:
+        """Whether this seat must act now (``legal_actions`` is then non-empty)."""
+        return bool(self.legal_actions) and self.turn is not None and self.turn.seat == self.seat
+
+    @property
+    def phase(self) -> str | None:
+        return None if self.turn is None else self.turn.phase
+
+    @property
+    def active(self) -> bool:
+        return self.status == "active"
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "finished"
+
+    @property
+    def me(self) -> Seat:
+        """This seat's public record (tokens, discards, ...)."""
+        assert self.seat is not None, "a spectator has no seat"
+        return self.players[self.seat]
+
+    @property
+    def opponents(self) -> list[Seat]:
+        """The other seats still in this round."""
+        return [p for p in self.players if p.seat != self.seat and not p.eliminated]
+
+    @property
+    def targets(self) -> list[int]:
+        """Seats a guard, priest, baron or king may choose now: in the round, not you, not
+        protected (R12-R18)."""
+        return [p.seat for p in self.players
+                if p.seat != self.seat and not p.eliminated and not p.protected]
+
+    @property
+    def values(self) -> dict[str, int]:
+        """Card values under this match's ruleset."""
+        return VALUES[self.ruleset]
+
+    @property
+    def won(self) -> bool:
+        """Whether this seat is among the winners of the finished match."""
+        return self.result is not None and self.seat in self.result.winners
+
+    def playable_cards(self) -> list[str]:
+        """The distinct cards the legal actions play, in card order (empty in the chancellor
+        phase)."""
+        seen: list[str] = []
+        for a in self.legal_actions:
+            if a.card is not None and a.card not in seen:
+                seen.append(a.card)
+        return seen
+
+
+# --------------------------------------------------------------------------- matches, players
+
+
+@dataclass(slots=True)
+class SeatInfo:
+    """Who sits where."""
+
+    seat: int
+    player_id: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SeatInfo:
+        return cls(d["seat"], d.get("player_id"), d.get("name"))
+
+
+@dataclass(slots=True)
+class Match:
+    """One line of a match list (``GET /v1/matches``, ``GET /v1/me/matches``). ``seat`` and
+    ``your_turn`` are set in your own list."""
+
+    match_id: str
+    status: str
+    ruleset: str
+    seats: int
+    players: list[SeatInfo]
+    version: int
+    round: int = 0
+    turn_seat: int | None = None
+    winners: list[int] | None = None
+    seat: int | None = None
+    your_turn: bool = False
+    rated: bool = False
+    ladder: str | None = None
+    created_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Match:
+        return cls(d["match_id"], d["status"], d["ruleset"], d["seats"],
+                   [SeatInfo.from_dict(p) for p in d.get("players", [])], d.get("version", 0),
+                   d.get("round", 0), d.get("turn_seat"), d.get("winners"), d.get("seat"),
+                   bool(d.get("your_turn", False)), bool(d.get("rated", False)),
+                   d.get("ladder"), d.get("created_at"), d)
+
+
+@dataclass(slots=True)
+class MatchPage:
+    """A page of matches; pass ``next_cursor`` as ``cursor`` for the next (None: last page)."""
+
+    matches: list[Match]
+    next_cursor: int | None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> MatchPage:
+        return cls([Match.from_dict(m) for m in d.get("matches", [])], d.get("next_cursor"))
+
+
+@dataclass(slots=True)
+class EventLog:
+    """``GET /v1/matches/{id}/events``: the events you may see after a ``seq``."""
+
+    match_id: str
+    version: int
+    events: list[Event]
+    last_seq: int | None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EventLog:
+        return cls(d["match_id"], d.get("version", 0),
+                   [Event.from_dict(e) for e in d.get("events", [])], d.get("last_seq"))
+
+
+@dataclass(slots=True)
+class Notice:
+    """One notice of ``GET /v1/me/events``: ``match_started``, ``your_turn`` or
+    ``match_finished``, about ``match_id`` at ``version``; ``cursor`` resumes after it."""
+
+    type: str
+    match_id: str
+    version: int
+    seat: int | None = None
+    cursor: str | None = None
+    winners: list[int] | None = None
+    deadline: float | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Notice:
+        return cls(d["type"], d["match_id"], d.get("version", 0), d.get("seat"),
+                   d.get("cursor"), d.get("winners"), d.get("deadline"), d)
+
+
+@dataclass(slots=True)
+class Notices:
+    """A batch of notices and the cursor to pass as ``after`` next time."""
+
+    events: list[Notice]
+    cursor: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Notices:
+        return cls([Notice.from_dict(n) for n in d.get("events", [])], d.get("cursor") or "0-0")
+
+
+@dataclass(slots=True)
+class Player:
+    """A player. ``token`` is set only in the answer to registering (it is shown once)."""
+
+    id: str
+    name: str
+    created_at: float | None = None
+    token: str | None = field(default=None, repr=False)
+    recent_matches: list[Match] = field(default_factory=list)
+    ratings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Player:
+        return cls(d["id"], d["name"], d.get("created_at"), d.get("token"),
+                   [Match.from_dict(m) for m in d.get("recent_matches", [])],
+                   d.get("ratings") or {})
+
+
+@dataclass(slots=True)
+class LadderEntry:
+    """One line of a ladder's leaderboard."""
+
+    player_id: str
+    name: str | None = None
+    rank: int | None = None
+    rating: float | None = None
+    mu: float | None = None
+    sigma: float | None = None
+    games: int = 0
+    wins: int = 0
+    provisional: bool = False
+    benched: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LadderEntry:
+        return cls(d.get("player_id") or d.get("id") or "", d.get("name"), d.get("rank"),
+                   d.get("rating"), d.get("mu"), d.get("sigma"), d.get("games", 0),
+                   d.get("wins", 0), bool(d.get("provisional", False)),
+                   bool(d.get("benched", False)), d)
+
+
+@dataclass(slots=True)
+class Ladder:
+    """A configured ladder; ``leaderboard`` is filled by ``client.ladder.get(name)``."""
+
+    name: str
+    ruleset: str | None = None
+    seats: int | None = None
+    turn_timeout_s: float | None = None
+    leaderboard: list[LadderEntry] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Ladder:
+        board = d.get("leaderboard") or d.get("entries") or []
+        return cls(d["name"], d.get("ruleset"), d.get("seats"), d.get("turn_timeout_s"),
+                   [LadderEntry.from_dict(e) for e in board], d)
+
+
+__all__ = [
+    "CHANCELLOR_RETURN", "PLAY", "Action", "Event", "EventLog", "Known", "Ladder", "LadderEntry",
+    "Match", "MatchPage", "Notice", "Notices", "Player", "Result", "RoundResult", "Seat",
+    "SeatInfo", "Turn", "View",
+]
