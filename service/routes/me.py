@@ -29,8 +29,13 @@ from .schemas import ListQuerySchema, MatchListSchema
 blp = Blueprint("me", __name__, url_prefix="/v1/me", description="The caller's own things.")
 
 
+def _cursor_in_range(value: str) -> None:
+    if not inbox.valid_cursor(value):
+        raise ma.ValidationError("not a cursor: each part is at most 2^64-1")
+
+
 class NoticesQuerySchema(ma.Schema):
-    after = f.String(validate=v.Regexp(inbox.CURSOR_RE), metadata={
+    after = f.String(validate=[v.Regexp(inbox.CURSOR_RE), _cursor_in_range], metadata={
         "description": "the cursor of the last notice you have; absent: from the oldest kept"})
     wait = f.Float(load_default=0, validate=v.Range(0, 60), allow_nan=False,
                    metadata={"description": "hold up to this many seconds for a notice"})

@@ -16,6 +16,13 @@ from .docs import ACTIVE, FINISHED, MatchDoc
 MAXLEN = 1000
 TTL_S = 7 * 24 * 3600
 CURSOR_RE = re.compile(r"^\d+-\d+$")
+MAX_ID_PART = 2**64 - 1  # a stream id is two unsigned 64-bit integers
+
+
+def valid_cursor(cursor: str) -> bool:
+    """A stream id Redis accepts: ``<ms>-<seq>``, each part an unsigned 64-bit integer."""
+    return bool(CURSOR_RE.match(cursor)) and all(
+        int(part) <= MAX_ID_PART for part in cursor.split("-"))
 
 
 def key(pid: str) -> str:
@@ -53,6 +60,8 @@ def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
 def read(r: redis.Redis, pid: str, after: str | None, count: int = 100) -> tuple[
         list[dict[str, Any]], str]:
     """Notices after the cursor ``after`` (exclusive; None: from the start) and the new cursor."""
+    if after is not None and after == f"{MAX_ID_PART}-{MAX_ID_PART}":
+        return [], after  # nothing can follow the largest id (and Redis refuses "(" with it)
     start = "-" if after is None else f"({after}"
     entries = r.xrange(key(pid), min=start, max="+", count=count)
     out = []

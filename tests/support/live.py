@@ -1,0 +1,47 @@
+"""Small helpers for tests (and benchmarks) that run the real app under gunicorn.
+
+``running_server`` starts an :class:`~tests.support.server.ApiServer` and, when the block ends
+without an error, checks that the server logged no traceback. ``safe_deck`` builds a round-1
+deck whose first two turns are harmless plays, for tests that must know what a move does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from service.engine import NAMES, RULESETS
+from tests.support.server import ApiServer
+
+
+@contextmanager
+def running_server(redis_url: str, *, workers: int = 1,
+                   env: dict[str, str] | None = None) -> Iterator[ApiServer]:
+    server = ApiServer(redis_url, workers=workers, env=env)
+    server.start()
+    try:
+        yield server
+        log = server.log_text()
+        assert "Traceback" not in log, f"the server logged an unhandled error:\n{log[-8000:]}"
+    finally:
+        server.close()
+
+
+def safe_deck(ruleset: str = "classic") -> list[str]:
+    """Round 1's deck for two players (three-up, first_seat=0) such that seat 0 holds
+    handmaid + priest on its first turn and seat 1 holds handmaid + priest on its first turn:
+    playing the handmaid never ends the round, and the turn always passes to the other seat."""
+    rest = [NAMES[c] for c in RULESETS[ruleset].deck()]
+    chosen = ["handmaid", "handmaid", "priest", "priest"]
+    for c in chosen:
+        rest.remove(c)
+    # 0: set aside, 1-3: face up, 4: seat 0, 5: seat 1, 6: seat 0 draws, 7: seat 1 draws
+    return rest[:4] + chosen + rest[4:]
+
+
+#: options for a two-player match dealt by :func:`safe_deck`, with no turn timeouts
+SAFE_MATCH: dict[str, Any] = {"ruleset": "classic", "deck": safe_deck("classic"), "first_seat": 0,
+              "two_player_setup": "three-up", "turn_timeout_s": 86400}
+
+HANDMAID = {"type": "play", "card": "handmaid"}
