@@ -1,0 +1,130 @@
+"""``python -m service.house_bots``: the house bots, so a fresh arena always has opponents.
+
+Runs the example bots of ``examples/bots/`` (written only against the ``llsdk`` SDK) on the
+server at ``LLSDK_URL``, each in its own thread, entered in every configured ladder (or those of
+``HOUSE_BOTS_LADDERS``, comma-separated). ``HOUSE_BOTS`` lists the bot files to run (default
+``random_bot,counting_bot``) and ``HOUSE_BOTS_COPIES`` how many players of each (default 2, so a
+4-seat ladder can fill). ``HOUSE_BOTS_POLL_WAIT`` is each bot's long-poll wait in seconds
+(default 10; a stop waits at most that long for the polls in flight). Each bot is a registered player named ``house-<bot>-<n>``; its token is
+kept in Redis (``REDIS_URL``, hash ``ll:house_bots``) so a restart plays on as the same player.
+SIGTERM or Ctrl-C stops every bot after the move in hand.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+log = logging.getLogger("service.house_bots")
+
+TOKENS_KEY = "ll:house_bots"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def bots_dir() -> Path:
+    return Path(os.environ.get("HOUSE_BOTS_DIR") or REPO / "examples" / "bots")
+
+
+def load_bot_class(path: Path) -> Any:
+    """The ``llsdk.Bot`` subclass defined in the file at ``path``."""
+    from llsdk import Bot
+
+    spec = importlib.util.spec_from_file_location(f"house_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    classes = [v for v in vars(mod).values()
+               if isinstance(v, type) and issubclass(v, Bot) and v is not Bot
+               and v.__module__ == mod.__name__]
+    if not classes:
+        raise SystemExit(f"{path}: no llsdk.Bot subclass")
+    return classes[0]
+
+
+def _token_store() -> Any:
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        return None
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
+def player_token(client: Any, store: Any, name: str) -> str:
+    """The token of house player ``name``: kept from an earlier run, else newly registered."""
+    if store is not None:
+        raw = store.hget(TOKENS_KEY, name)
+        if raw:
+            return raw.decode() if isinstance(raw, bytes) else str(raw)
+    reg_name = name if store is not None else f"{name}-{os.urandom(3).hex()}"
+    player = client.players.register(reg_name)
+    if store is not None:
+        store.hset(TOKENS_KEY, name, player.token)
+    return str(player.token)
+
+
+def main() -> int:
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "info").upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from llsdk import Client
+
+    url = os.environ.get("LLSDK_URL") or "http://127.0.0.1:8000"
+    names = [n.strip() for n in (os.environ.get("HOUSE_BOTS") or "random_bot,counting_bot")
+             .split(",") if n.strip()]
+    copies = int(os.environ.get("HOUSE_BOTS_COPIES") or 2)
+    poll_wait = float(os.environ.get("HOUSE_BOTS_POLL_WAIT") or 10)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    anon = Client(url)
+    while not stop.is_set():  # the API may still be starting
+        try:
+            anon.ready()
+            break
+        except Exception as e:  # noqa: BLE001 - keep waiting
+            log.info("waiting for %s: %s", url, e)
+            stop.wait(2)
+    if stop.is_set():
+        return 0
+    wanted = os.environ.get("HOUSE_BOTS_LADDERS")
+    ladders = [n.strip() for n in wanted.split(",") if n.strip()] if wanted else \
+        [lad.name for lad in anon.ladder.list()]
+    store = _token_store()
+    threads = []
+    for bot_name in names:
+        cls = load_bot_class(bots_dir() / f"{bot_name}.py")
+        for i in range(copies):
+            player = f"house-{bot_name.removesuffix('_bot')}-{i + 1}"
+            client = Client(url, player_token(anon, store, player))
+            bot = cls()
+            t = threading.Thread(target=bot.run, args=(client,), name=player, daemon=True,
+                                 kwargs={"ladders": ladders, "stop_event": stop,
+                                         "poll_wait": poll_wait})
+            t.start()
+            threads.append(t)
+            log.info("%s (%s) plays on %s in %s", player, cls.__name__, url,
+                     ", ".join(ladders) or "no ladder")
+    while not stop.is_set() and any(t.is_alive() for t in threads):
+        time.sleep(0.5)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""``python -m service.house_bots`` (the compose ``house-bots`` service), run for real: the
+example bots register once (tokens kept in Redis), enter the ladders, play, and stop on SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from tests.support.redis_proc import RedisProcess
+from tests.support.server import ApiServer
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, LLSDK_URL=api_server.url, REDIS_URL=redis_server.url,
+               HOUSE_BOTS="random_bot,counting_bot", HOUSE_BOTS_COPIES="1",
+               HOUSE_BOTS_LADDERS="duel", HOUSE_BOTS_POLL_WAIT="1")
+    with open(log, "ab") as f:
+        return subprocess.Popen([sys.executable, "-m", "service.house_bots"], cwd=REPO, env=env,
+                                stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _entered(api_server: ApiServer) -> dict[str, str]:
+    board = requests.get(f"{api_server.url}/v1/ladders/duel", timeout=10).json()["leaderboard"]
+    return {row["name"]: row["player_id"] for row in board if row.get("entered")}
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> int:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        return proc.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+        raise
+
+
+def test_house_bots_enter_the_ladder_and_keep_their_players(
+        api_server: ApiServer, redis_server: RedisProcess, tmp_path: Path) -> None:
+    log = tmp_path / "house_bots.log"
+    want = {"house-random-1", "house-counting-1"}
+    ids: dict[str, str] = {}
+    for run in range(2):
+        proc = _start(api_server, redis_server, log)
+        try:
+            end = time.monotonic() + 30
+            # (entries stay from the first run: wait for this run's bots to be playing)
+            while time.monotonic() < end and not (
+                    log.read_text().count("plays on") == 2 * (run + 1)
+                    and want <= set(_entered(api_server))):
+                assert proc.poll() is None, log.read_text()
+                time.sleep(0.2)
+            entered = _entered(api_server)
+            assert want <= set(entered), (entered, log.read_text())
+            if run == 0:
+                ids = {n: entered[n] for n in want}
+            else:  # the restart played on as the same players (tokens kept in Redis)
+                assert {n: entered[n] for n in want} == ids
+        finally:
+            code = _stop(proc)
+        assert code == 0, log.read_text()
+    r = redis_server.client()
+    try:
+        assert {k.decode() for k in r.hkeys("ll:house_bots")} >= want
+    finally:
+        r.close()
