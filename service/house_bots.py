@@ -2,7 +2,7 @@
 
 Runs the example bots of ``examples/bots/`` (written only against the ``llsdk`` SDK) on the
 server at ``LLSDK_URL``, each in its own thread, entered in every configured ladder (or those of
-``HOUSE_BOTS_LADDERS``, comma-separated). ``HOUSE_BOTS`` lists the bot files to run (default
+``HOUSE_BOTS_LADDERS``, comma-separated). ``HOUSE_BOTS_FILES`` lists the bot files to run (default
 ``random_bot,counting_bot``) and ``HOUSE_BOTS_COPIES`` how many players of each (default 2, so a
 4-seat ladder can fill). ``HOUSE_BOTS_POLL_WAIT`` is each bot's long-poll wait in seconds
 (default 10; a stop waits at most that long for the polls in flight). Each bot is a registered player named ``house-<bot>-<n>``; its token is
@@ -78,7 +78,7 @@ def main() -> int:
     from llsdk import Client
 
     url = os.environ.get("LLSDK_URL") or "http://127.0.0.1:8000"
-    names = [n.strip() for n in (os.environ.get("HOUSE_BOTS") or "random_bot,counting_bot")
+    names = [n.strip() for n in (os.environ.get("HOUSE_BOTS_FILES") or "random_bot,counting_bot")
              .split(",") if n.strip()]
     copies = int(os.environ.get("HOUSE_BOTS_COPIES") or 2)
     poll_wait = float(os.environ.get("HOUSE_BOTS_POLL_WAIT") or 10)

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, LLSDK_URL=api_server.url, REDIS_URL=redis_server.url,
-               HOUSE_BOTS="random_bot,counting_bot", HOUSE_BOTS_COPIES="1",
+               HOUSE_BOTS_FILES="random_bot,counting_bot", HOUSE_BOTS_COPIES="1",
                HOUSE_BOTS_LADDERS="duel", HOUSE_BOTS_POLL_WAIT="1")
     with open(log, "ab") as f:
         return subprocess.Popen([sys.executable, "-m", "service.house_bots"], cwd=REPO, env=env,
