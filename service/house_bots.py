@@ -2,11 +2,12 @@
 
 Runs the example bots of ``examples/bots/`` (written only against the ``llsdk`` SDK) on the
 server at ``LLSDK_URL``, each in its own thread, entered in every configured ladder (or those of
-``HOUSE_BOTS_LADDERS``, comma-separated). ``HOUSE_BOTS_FILES`` lists the bot files to run (default
-``random_bot,counting_bot``) and ``HOUSE_BOTS_COPIES`` how many players of each (default 2, so a
-4-seat ladder can fill). ``HOUSE_BOTS_POLL_WAIT`` is each bot's long-poll wait in seconds
-(default 10; a stop waits at most that long for the polls in flight). Each bot is a registered player named ``house-<bot>-<n>``; its token is
-kept in Redis (``REDIS_URL``, hash ``ll:house_bots``) so a restart plays on as the same player.
+``HOUSE_BOTS_LADDERS``, comma-separated). ``HOUSE_BOTS_FILES`` lists the bot files to run
+(default ``random_bot,counting_bot``) and ``HOUSE_BOTS_COPIES`` how many players of each
+(default 2, so a 4-seat ladder can fill). ``HOUSE_BOTS_POLL_WAIT`` is each bot's long-poll wait
+in seconds (default 10; a stop waits at most that long for the polls in flight). Each bot is a
+registered player named ``house-<bot>-<n>``; its token is kept in Redis (``REDIS_URL``, hash
+``ll:house_bots``) so a restart plays on as the same player.
 SIGTERM or Ctrl-C stops every bot after the move in hand.
 """
 
