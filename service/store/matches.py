@@ -376,7 +376,13 @@ def list_ids(r: redis.Redis, *, status: str | None = None, player: str | None = 
 
 
 def load_many(r: redis.Redis, ids: list[str]) -> list[MatchDoc]:
+    """The matches (missing ones left out), each with its due timeouts applied first (as
+    :func:`get`), so that lists never show a stale turn."""
     if not ids:
         return []
     raws = r.mget([keys.match(m) for m in ids])
-    return [MatchDoc.from_json(raw) for raw in raws if raw is not None]
+    docs = [MatchDoc.from_json(raw) for raw in raws if raw is not None]
+    now = time.time()
+    return [expire(r, d.id, now=now)
+            if d.status == ACTIVE and d.deadline is not None and now >= d.deadline else d
+            for d in docs]

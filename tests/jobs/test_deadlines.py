@@ -384,6 +384,14 @@ def test_lazy_enforcement_without_any_worker(r: redis.Redis, redis_server: Redis
     woke = time.time()
     assert polled["version"] == after.version + 1
     assert after.deadline <= woke <= after.deadline + 0.5, (woke - after.deadline, woke - t0)
+    # lists too: past the next deadline, the caller's match list shows the turn after it
+    cur = matches.load(r, mid)
+    assert cur.state is not None and cur.deadline is not None
+    expect, _ = engine.apply_timeout(cur.state, policy="auto", max_timeouts=10)
+    time.sleep(max(0.0, cur.deadline - time.time()) + 0.1)
+    listed = get("/v1/me/matches", bots[expect.turn]["token"])["matches"]
+    mine = [m for m in listed if m["match_id"] == mid]
+    assert mine and mine[0]["version"] == cur.version + 1 and mine[0]["your_turn"] is True, mine
 
 
 # --------------------------------------------------------------------------- the job itself
