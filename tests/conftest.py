@@ -48,8 +48,8 @@ def api_server(request: pytest.FixtureRequest, redis_server: RedisProcess) -> It
     module the log must hold no traceback (an unhandled error anywhere is a bug)."""
     workers = int(getattr(request.module, "API_WORKERS", 1))
     server = ApiServer(redis_server.url, workers=workers)
-    server.start()
     try:
+        server.start()
         yield server
         log = server.log_text()
         assert "Traceback" not in log, f"the server logged an unhandled error:\n{log[-8000:]}"

@@ -254,7 +254,11 @@ class ApiServer:
             return ""
 
     def __enter__(self) -> ApiServer:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
