@@ -53,6 +53,7 @@ from .models import (  # noqa: E402
     Known,
     Ladder,
     LadderEntry,
+    LeaderboardRow,
     Match,
     MatchPage,
     Notice,
@@ -69,7 +70,7 @@ from .models import (  # noqa: E402
 __all__ = [
     "APIError", "Action", "AlreadyForfeited", "AlreadyJoined", "Bot", "Client", "Conflict",
     "Event", "EventLog", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
-    "InvalidRequest", "Known", "LLSDKError", "Ladder", "LadderEntry", "MalformedAction",
+    "InvalidRequest", "Known", "LLSDKError", "Ladder", "LadderEntry", "LeaderboardRow", "MalformedAction",
     "MalformedJSON", "Match", "MatchFull", "MatchNotActive", "MatchPage", "MethodNotAllowed",
     "NameTaken", "NotFound", "NotYourTurn", "Notice", "Notices", "PayloadTooLarge", "Player",
     "PreconditionFailed", "RateLimited", "Result", "RoundResult", "RunStats", "Seat", "SeatInfo",

@@ -38,6 +38,7 @@ from .models import (
     Action,
     EventLog,
     Ladder,
+    LadderEntry,
     Match,
     MatchPage,
     Notices,
@@ -362,14 +363,16 @@ class Ladders(_Namespace):
         """The ladder and its leaderboard."""
         return Ladder.from_dict(self._get(f"/v1/ladders/{name}"))
 
-    def enter(self, name: str) -> dict[str, Any]:
-        """Enter your bot in the ladder (scheduled while it keeps polling)."""
+    def enter(self, name: str) -> LadderEntry:
+        """Enter your bot in the ladder: it is scheduled while it keeps polling (a running
+        :meth:`Bot.run <llsdk.Bot.run>` does). Entering twice is harmless."""
         resp = self._c._request("POST", f"/v1/ladders/{name}/entries", retry=True)
-        return _body(resp)
+        return LadderEntry.from_dict(_body(resp), name)
 
-    def leave(self, name: str) -> dict[str, Any]:
+    def leave(self, name: str) -> LadderEntry:
+        """Leave the ladder (running matches are played out)."""
         resp = self._c._request("DELETE", f"/v1/ladders/{name}/entries")
-        return _body(resp)
+        return LadderEntry.from_dict(_body(resp), name)
 
 
 def _body(resp: requests.Response) -> dict[str, Any]:

@@ -473,8 +473,8 @@ class Player:
 
 
 @dataclass(slots=True)
-class LadderEntry:
-    """One line of a ladder's leaderboard."""
+class LeaderboardRow:
+    """One line of a ladder's leaderboard (ranked by ``rating`` = mu - 3 sigma)."""
 
     player_id: str
     name: str | None = None
@@ -484,16 +484,21 @@ class LadderEntry:
     sigma: float | None = None
     games: int = 0
     wins: int = 0
+    win_rate: float | None = None
+    timeouts: int = 0
+    seat_balance: list[int] = field(default_factory=list)  # games played in each seat
     provisional: bool = False
     benched: bool = False
+    benched_reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> LadderEntry:
+    def from_dict(cls, d: dict[str, Any]) -> LeaderboardRow:
         return cls(d.get("player_id") or d.get("id") or "", d.get("name"), d.get("rank"),
                    d.get("rating"), d.get("mu"), d.get("sigma"), d.get("games", 0),
-                   d.get("wins", 0), bool(d.get("provisional", False)),
-                   bool(d.get("benched", False)), d)
+                   d.get("wins", 0), d.get("win_rate"), d.get("timeouts", 0),
+                   list(d.get("seat_balance") or []), bool(d.get("provisional", False)),
+                   bool(d.get("benched", False)), d.get("benched_reason"), d)
 
 
 @dataclass(slots=True)
@@ -504,18 +509,46 @@ class Ladder:
     ruleset: str | None = None
     seats: int | None = None
     turn_timeout_s: float | None = None
-    leaderboard: list[LadderEntry] = field(default_factory=list)
+    interval_s: float | None = None
+    max_concurrent: int | None = None
+    description: str | None = None
+    entries: int | None = None  # how many players are entered
+    leaderboard: list[LeaderboardRow] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Ladder:
-        board = d.get("leaderboard") or d.get("entries") or []
+        board = d.get("leaderboard")
+        entries = d.get("entries")
         return cls(d["name"], d.get("ruleset"), d.get("seats"), d.get("turn_timeout_s"),
-                   [LadderEntry.from_dict(e) for e in board], d)
+                   d.get("interval_s"), d.get("max_concurrent"), d.get("description"),
+                   entries if isinstance(entries, int) else None,
+                   [LeaderboardRow.from_dict(e) for e in board] if isinstance(board, list)
+                   else [], d)
+
+
+@dataclass(slots=True)
+class LadderEntry:
+    """Your standing in a ladder, as entering or leaving answers it."""
+
+    ladder: str
+    player_id: str | None = None
+    entered: bool = False
+    present: bool | None = None  # polled recently enough to be scheduled
+    benched: bool = False
+    benched_reason: str | None = None
+    active_matches: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], ladder: str = "") -> LadderEntry:
+        return cls(d.get("ladder") or ladder, d.get("player_id"), bool(d.get("entered", False)),
+                   d.get("present"), bool(d.get("benched", False)), d.get("benched_reason"),
+                   d.get("active_matches"), d)
 
 
 __all__ = [
     "CHANCELLOR_RETURN", "PLAY", "Action", "Event", "EventLog", "Known", "Ladder", "LadderEntry",
-    "Match", "MatchPage", "Notice", "Notices", "Player", "Result", "RoundResult", "Seat",
-    "SeatInfo", "Turn", "View",
+    "LeaderboardRow", "Match", "MatchPage", "Notice", "Notices", "Player", "Result",
+    "RoundResult", "Seat", "SeatInfo", "Turn", "View",
 ]

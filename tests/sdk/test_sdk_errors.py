@@ -1,0 +1,165 @@
+"""Every error code of the API, provoked on the real server (gunicorn on a private Redis),
+arrives as its own llsdk exception. Codes a healthy server cannot produce (internal_error,
+unavailable) come from a server whose Redis is gone; rate_limited from a server with a tiny
+limit. unsupported_media_type is not produced by any route today: the table test in
+test_sdk_models.py covers its mapping."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from llsdk import Action, Client, View, errors
+
+from service.errors import STATUS
+from tests.support.server import ApiServer
+
+NO_TIMEOUTS: dict[str, Any] = {"turn_timeout_s": 86400}
+REACHED: set[str] = set()
+
+
+def name(prefix: str = "e") -> str:
+    return f"{prefix}-{secrets.token_hex(5)}"
+
+
+@pytest.fixture(scope="module")
+def anon(api_server: ApiServer) -> Iterator[Client]:
+    with Client(api_server.url, max_retries=0) as c:
+        yield c
+
+
+def player(anon: Client) -> Client:
+    p = anon.players.register(name())
+    assert p.token
+    return anon.with_token(p.token)
+
+
+def match(anon: Client, seats: int = 2, **options: Any) -> tuple[str, list[Client], View]:
+    clients = [player(anon) for _ in range(seats)]
+    v = clients[0].matches.create("classic", seats, **{**NO_TIMEOUTS, **options})
+    last = v
+    for c in clients:
+        last = c.matches.join(v.match_id)
+    return v.match_id, clients, last
+
+
+def expect(cls: type[errors.APIError], code: str, fn: Callable[[], object]) -> errors.APIError:
+    with pytest.raises(errors.APIError) as info:
+        fn()
+    e = info.value
+    assert type(e) is cls, (type(e), e)
+    assert e.code == code and e.status == STATUS[code] or code == "version_conflict"
+    assert e.message
+    REACHED.add(code)
+    return e
+
+
+def test_request_errors(anon: Client) -> None:
+    expect(errors.MalformedJSON, "malformed_json", lambda: anon._request(
+        "POST", "/v1/players", data=b"{", headers={"Content-Type": "application/json"}))
+    e = expect(errors.InvalidRequest, "invalid_request",
+               lambda: anon.players.register("no spaces allowed"))
+    assert e.errors and "name" in e.errors
+    expect(errors.MethodNotAllowed, "method_not_allowed",
+           lambda: anon._request("PUT", "/v1/matches"))
+    expect(errors.PayloadTooLarge, "payload_too_large",
+           lambda: anon.players.register("x" * 20000))
+    expect(errors.NotFound, "not_found", lambda: anon.matches.get("m_000000000000"))
+    expect(errors.NotFound, "not_found", lambda: anon.players.get("p_nobody"))
+
+
+def test_auth_errors(anon: Client) -> None:
+    expect(errors.Unauthorized, "unauthorized", lambda: anon.me.get())
+    expect(errors.Unauthorized, "unauthorized", lambda: anon.with_token("llt_wrong").me.get())
+    mid, _, _ = match(anon)
+    outsider = player(anon)
+    expect(errors.Forbidden, "forbidden", lambda: outsider.matches.view(mid))
+    expect(errors.Forbidden, "forbidden",
+           lambda: outsider.matches.act(mid, Action.play("handmaid")))
+
+
+def test_player_and_seat_conflicts(anon: Client) -> None:
+    taken = name()
+    anon.players.register(taken)
+    expect(errors.NameTaken, "name_taken", lambda: anon.players.register(taken))
+    mid, clients, _ = match(anon)
+    expect(errors.MatchFull, "match_full", lambda: player(anon).matches.join(mid))
+    expect(errors.AlreadyJoined, "already_joined", lambda: clients[0].matches.join(mid))
+    # a seated player in a match that has not started
+    a = player(anon)
+    waiting = a.matches.create("classic", 2, **NO_TIMEOUTS)
+    a.matches.join(waiting.match_id)
+    expect(errors.MatchNotActive, "match_not_active",
+           lambda: a.matches.act(waiting.match_id, Action.play("guard", 1, "priest")))
+    # three players: one resigns twice
+    mid3, three, _ = match(anon, 3)
+    three[2].matches.resign(mid3)
+    expect(errors.AlreadyForfeited, "already_forfeited", lambda: three[2].matches.resign(mid3))
+
+
+def test_move_errors(anon: Client) -> None:
+    mid, clients, v = match(anon)
+    assert v.turn is not None
+    mover, waiter = clients[v.turn.seat], clients[1 - v.turn.seat]
+    mine = mover.matches.view(mid)
+    legal = mine.legal_actions[0]
+    expect(errors.NotYourTurn, "not_your_turn", lambda: waiter.matches.act(mid, legal))
+    expect(errors.MalformedAction, "malformed_action",
+           lambda: mover.matches.act(mid, {"type": "play"}))
+    not_held = next(c for c in ("princess", "countess", "king", "prince", "handmaid")
+                    if c not in mine.hand)
+    expect(errors.IllegalAction, "illegal_action",
+           lambda: mover.matches.act(mid, Action.play(not_held)))
+    expect(errors.VersionConflict, "version_conflict",
+           lambda: mover.matches.act(mid, legal, expected_version=mine.version - 1))
+    e = expect(errors.VersionConflict, "version_conflict", lambda: mover._request(
+        "POST", f"/v1/matches/{mid}/actions", json=legal.to_dict(),
+        headers={"If-Match": f'"{mine.version - 1}"'}))
+    assert e.status == 412  # with If-Match the conflict is a failed precondition
+    expect(errors.PreconditionFailed, "precondition_failed", lambda: mover._request(
+        "POST", f"/v1/matches/{mid}/actions", json=legal.to_dict(),
+        headers={"If-Match": "not-a-version"}))
+    key = "k-" + secrets.token_hex(6)
+    mover.matches.act(mid, legal, idempotency_key=key)
+    expect(errors.IdempotencyKeyReused, "idempotency_key_reused",  # same key, another body
+           lambda: mover.matches.act(mid, legal, idempotency_key=key, expected_version=0))
+    # the first action with that key was applied once; replaying it answers the same
+    again = mover.matches.act(mid, legal, idempotency_key=key)
+    assert again.version == mine.version + 1
+
+
+def test_rate_limited(redis_server: Any) -> None:
+    with ApiServer(redis_server.url, env={"RATE_LIMITS": "1", "RATE_LIMIT": "3/minute"}) as srv:
+        anon = Client(srv.url, max_retries=0)
+        c = player(anon)
+        with pytest.raises(errors.RateLimited) as info:
+            for _ in range(10):
+                c.me.get()
+        e = info.value
+        assert e.code == "rate_limited" and e.status == 429
+        assert e.retry_after is not None and 0 < e.retry_after <= 60
+        REACHED.add("rate_limited")
+
+
+def test_server_errors_when_redis_is_gone(anon: Client) -> None:
+    token = anon.players.register(name()).token
+    dead = os.path.join(tempfile.mkdtemp(prefix="llsdk-"), "no-redis.sock")
+    with ApiServer(f"unix://{dead}") as srv:
+        c = Client(srv.url, token=token, max_retries=0)
+        expect(errors.ServiceUnavailable, "unavailable", c.ready)
+        expect(errors.InternalError, "internal_error", c.me.get)
+        # with retries the client tries again, then gives the same answer
+        slow = Client(srv.url, token=token, max_retries=2, backoff=0.01)
+        with pytest.raises(errors.ServiceUnavailable):
+            slow.ready()
+
+
+def test_every_reachable_code_was_reached() -> None:
+    """Run last in this module: every code of service/errors.py was provoked above, except
+    unsupported_media_type (no route answers it)."""
+    missing = set(STATUS) - REACHED - {"unsupported_media_type"}
+    assert not missing, missing
