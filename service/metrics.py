@@ -26,6 +26,8 @@ ll_rq_queue_depth                 gauge      RQ jobs by ``queue`` and ``state`` 
                                              scheduled, started, failed)
 ll_active_matches                 gauge      matches in play (``ll:idx:status:active``)
 ll_matches                        gauge      matches by ``status``
+ll_redis_up                       gauge      1 when Redis answered the scrape (else the Redis
+                                             numbers are missing)
 ================================  =========  ====================================================
 """
 
