@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from datetime import datetime
 from typing import Any
 
 import redis
@@ -100,7 +101,7 @@ class DeadlineScheduler(RQScheduler):
                               ", ".join(sorted(held)))
             self._scheduled_job_registries = []  # rebuilt for the held queues on the next poll
         self._acquired_locks = held
-        self.lock_acquisition_time = now()
+        self.lock_acquisition_time = datetime.now()  # naive, as RQ compares it
         if held and auto_start and (not self._process or not self._process.is_alive()):
             self.start()
         return held
