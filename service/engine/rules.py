@@ -75,6 +75,10 @@ def new_match(
         seed = secrets.token_hex(8)
     if not isinstance(seed, (str, int)) or isinstance(seed, bool):
         raise EngineError("invalid_options", "seed must be a string or an integer")
+    try:
+        str(seed).encode()
+    except UnicodeEncodeError as e:  # a lone surrogate can't seed random.Random
+        raise EngineError("invalid_options", "seed must be valid Unicode text") from e
     s = MatchState(
         ruleset=rs.name, players=players, seed=str(seed), tokens_to_win=tokens_to_win,
         two_player_setup=two_player_setup, first_seat=first_seat, deck_order=order,

@@ -334,6 +334,8 @@ def test_r4_other_bad_options_are_refused() -> None:
     assert "two_player_setup" in refused("invalid_options", new_match, "classic", 2,
                                          two_player_setup="four-up")
     refused("invalid_options", new_match, "classic", 2, seed=1.5)
+    assert refused("invalid_options", new_match, "classic", 2, seed="\ud800") == \
+        "seed must be valid Unicode text"
 
 
 def test_r4_explicit_deck_must_be_exactly_the_rulesets_cards() -> None:
