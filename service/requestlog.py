@@ -58,12 +58,24 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, separators=(",", ":"), default=str)
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time (test runners swap it)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def configure_logging() -> None:
     """JSON lines on stderr for the ``service`` loggers (idempotent)."""
     root = logging.getLogger("service")
     if any(getattr(h, "_ll_json", False) for h in root.handlers):
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(JsonFormatter())
     handler._ll_json = True  # type: ignore[attr-defined]
     root.addHandler(handler)
