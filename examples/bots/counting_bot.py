@@ -170,22 +170,26 @@ class Tracker:
 
 class CountingBot(Bot):
     name = "counting"
+    # Weights, in "chances of winning the round" (tuned offline against the random bot).
+    MID = (0.2, 0.6)  # worth of a card far from the showdown: MID[0] + MID[1] * P(beats all)
+    PRIEST = 0.1  # worth of a look at a card we know little about
+    COMBO = 1.0  # share of a sure Guard next turn that a look now is worth
     BARON_RISK = 1.0  # extra dislike of losing a Baron comparison
-    LEAD_POW = 1.0
-    LEAD = 0.5  # extra worth of knocking out a rival, per share of the tokens to win
-    PRIEST = 0.1  # worth of a look
-    CYCLES = 1.0  # how much the risk compounds over the turns left
-    MID = (0.2, 0.6)  # worth of a card far from the showdown
-    SPY = 0.25  # worth of a chance at the spy bonus
-    SPY_DENY = 0.1  # worth of spoiling a rival's spy bonus
-    SPY_KILL = 0.1  # extra worth of knocking out a rival who would get it
+    LEAD = 0.5  # extra worth of knocking out a rival, per share of the tokens to win it has
+    MATCH_POINT = 0.4  # extra worth of knocking out a rival one token from winning
+    SPY = 0.25  # worth of a chance at the spy bonus (R24)
+    SPY_MP = 0.7  # ... when that token would win the match
+    SPY_DENY = 0.1  # worth of spoiling a rival's spy bonus with our own spy
+    SPY_KILL = 0.1  # extra worth of knocking out a rival who would get the spy bonus
 
     def choose(self, view: View) -> Action:
         legal = view.legal_actions
         if len(legal) == 1:
             return legal[0]
         t = Tracker(view)
-        dists = {r.seat: t.dist(r.seat) for r in view.opponents}
+        n, me = len(view.players), view.seat or 0
+        order = sorted(view.opponents, key=lambda p: (p.seat - me) % n)  # who plays next
+        dists = {r.seat: t.dist(r.seat) for r in order}
         if view.phase == "chancellor":  # keep the best card, the others under the deck
             return max(legal, key=lambda a: (self.hold(view, t, dists, a.keep or ""),
                                              [-view.values[c] for c in a.bottom or ()]))
@@ -244,14 +248,20 @@ class CountingBot(Bot):
             return 1.0
         v = view.values
         beat = 1.0
-        for d in dists.values():
-            beat *= sum(p for c, p in d.items() if v[c] <= v[card])
+        total = sum(t.unseen.values()) or 1
+        for i, d in enumerate(dists.values()):
+            below = sum(p for c, p in d.items() if v[c] <= v[card])
+            if i < view.deck_count:  # they draw again: their last card is either one
+                below = (below + sum(n for c, n in t.unseen.items() if v[c] <= v[card])
+                         / total) / 2
+            beat *= below
         end = min(1.0, len(dists) / max(1, view.deck_count))
         future = end * beat + (1 - end) * (self.MID[0] + self.MID[1] * beat)
-        if safe:
-            return future
-        cycles = max(1.0, view.deck_count / (len(dists) + 1)) ** self.CYCLES
-        return future * (1 - self.threat(view, t, dists, card)) ** cycles
+        if card == "spy" and not self.spies(view):  # we will play it: a chance at the bonus
+            future += self.spy_worth(view, view.me.tokens) * (1 - future)
+        # the risk compounds over the rounds of turns left (a Handmaid covers the first)
+        cycles = max(1.0, view.deck_count / (len(dists) + 1)) - safe
+        return future * (1 - self.threat(view, t, dists, card)) ** max(0.0, cycles)
 
     def score(self, view: View, t: Tracker, dists: Dists, a: Action) -> float:
         hand = list(view.hand)
@@ -273,8 +283,11 @@ class CountingBot(Bot):
         if card == "spy":  # the bonus token, ours if we are the only spy left, else denied
             spies = self.spies(view)
             if not spies:
-                return base + self.SPY * (1 - base)
-            return base + (self.SPY_DENY if len(spies) == 1 and view.seat not in spies else 0)
+                return base + self.spy_worth(view, view.me.tokens) * (1 - base)
+            if len(spies) == 1 and view.seat not in spies:
+                return base + self.SPY_DENY * self.spy_worth(view, view.players[
+                    next(iter(spies))].tokens) / self.SPY
+            return base
         if target is None:
             return base
         d = dists[target]
@@ -282,14 +295,21 @@ class CountingBot(Bot):
         # the spy bonus.
         out = {r: dr for r, dr in dists.items() if r != target}
         gone = self.hold(view, t, out, keep, safe=not out)
-        gone += self.LEAD * (view.players[target].tokens / max(1, view.tokens_to_win or 1)) ** self.LEAD_POW
+        their = view.players[target].tokens
+        gone += self.LEAD * their / max(1, view.tokens_to_win or 1)
+        if their + 1 >= (view.tokens_to_win or 99):  # one token from winning the match
+            gone += self.MATCH_POINT
         if self.spies(view) == {target}:
-            gone += self.SPY_KILL
+            gone += self.SPY_KILL * self.spy_worth(view, their) / self.SPY
         if card == "guard":
             p = d.get(a.guess or "", 0.0)
             return p * gone + (1 - p) * base
         if card == "priest":
-            return base + self.PRIEST * (1 - max(d.values())) * (1 - base)
+            # Next turn a Guard (kept, or drawn) names what we saw, if they still hold it:
+            # half the time they play the other card.
+            guard = 1.0 if keep == "guard" else fresh.get("guard", 0.0)
+            sure = 0.5 * (1 - d.get("guard", 0.0)) * guard * max(0.0, gone - base)
+            return base + self.COMBO * sure + self.PRIEST * (1 - max(d.values())) * (1 - base)
         if card == "baron":  # both learn the other's card; the lower one is out
             win = sum(p for c, p in d.items() if v[c] < v[keep])
             lose = sum(p for c, p in d.items() if v[c] > v[keep])
@@ -315,6 +335,11 @@ class CountingBot(Bot):
             best += max(h, mine) * (new * new - below * below)
             below = new
         return best
+
+    def spy_worth(self, view: View, tokens: int) -> float:
+        """What a spy bonus is worth to a player with ``tokens``: a round's worth at match
+        point (it wins the match), less before."""
+        return self.SPY_MP if tokens + 1 >= (view.tokens_to_win or 99) else self.SPY
 
     @staticmethod
     def spies(view: View) -> set[int]:
