@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from .bot import Bot
-from .models import Action, View
+from .models import Action, Event, View
 
 if TYPE_CHECKING:
     from service.engine import Action as EngineAction
@@ -209,9 +209,10 @@ def play_match(bots: Sequence[Bot], ruleset: str = "classic", *, seed: str | int
     apply_inplace = engine.apply_inplace
     for s, bot in enumerate(bots):
         bot.on_match_start(make_view(state, s, match_id))
+    events: dict[int, Event] = {}  # an event reads the same in every view of a running match
     while state.status == "active":
         seat = state.turn
-        v = View.from_dict(view_of(state, seat, since=state.round_start_seq))
+        v = View.from_dict(view_of(state, seat, since=state.round_start_seq), event_memo=events)
         v.match_id = match_id
         v.version = len(state.events)
         if observer is not None:

@@ -270,7 +270,10 @@ class View:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> View:
+    def from_dict(cls, d: dict[str, Any], *,
+                  event_memo: dict[int, Event] | None = None) -> View:
+        """The typed view. ``event_memo`` (seq -> Event, for one running match) reuses the
+        events already built for an earlier view of the same match (the offline arena)."""
         turn = d.get("turn")
         result = d.get("result")
         last = d.get("last_round")
@@ -284,7 +287,9 @@ class View:
             d.get("deck_count", 0), d.get("face_up", []),
             [Known.from_dict(k) for k in d.get("known", ())],
             [Action.from_dict(a) for a in d.get("legal_actions", ())],
-            [Event.from_dict(e) for e in d.get("events", ())],
+            [Event.from_dict(e) for e in d.get("events", ())] if event_memo is None else
+            [event_memo.get(e["seq"]) or event_memo.setdefault(e["seq"], Event.from_dict(e))
+             for e in d.get("events", ())],
             None if result is None else Result.from_dict(result),
             None if last is None else RoundResult.from_dict(last),
             d.get("tokens_to_win"), d.get("players_count") or len(players),
