@@ -24,7 +24,8 @@ and needs no locking around the bot or the HTTP session.
   applied to a newer turn) and an Idempotency-Key (a retried move is applied once).
 - A bot that raises or picks an action not in ``legal_actions`` is logged and the first legal
   action is played instead, so a bug does not cost the match by timeouts.
-- Stops cleanly on Ctrl-C, when ``stop_event`` is set, or after ``max_matches`` finished matches.
+- Stops cleanly on Ctrl-C, when ``stop_event`` is set, or after ``max_matches`` finished matches
+  (from the command line, SIGTERM too: within one long-poll).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import argparse
 import logging
 import os
 import random
+import signal
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -136,12 +138,13 @@ class Runner:
         self._versions: dict[str, int] = {}  # active matches: the last version we saw
         self._started: set[str] = set()
         self._ended: set[str] = set()
+        self._done = False  # max_matches reached (the caller's stop_event is left alone)
 
     # ------------------------------------------------------------------ the loop
 
     @property
     def stopping(self) -> bool:
-        return self.stop_event.is_set()
+        return self._done or self.stop_event.is_set()
 
     def run(self) -> RunStats:
         try:
@@ -175,7 +178,7 @@ class Runner:
                 self.stats.outages += 1
                 wait = e.retry_after if isinstance(e, RateLimited) and e.retry_after else backoff
                 log.warning("server unreachable (%s); retrying in %.1f s", e, wait)
-                self.stop_event.wait(wait)
+                self.stop_event.wait(wait)  # (set: stop at once)
                 backoff = min(backoff * 2, 30.0)
                 synced = False  # reread the match list once it is back
 
@@ -292,7 +295,7 @@ class Runner:
                  view.seat)
         self._hook(self.bot.on_match_end, view)
         if self.max_matches is not None and self.stats.matches_finished >= self.max_matches:
-            self.stop_event.set()
+            self._done = True
 
     @staticmethod
     def _hook(fn: object, view: View) -> None:
@@ -357,8 +360,11 @@ def play_from_args(bot: Bot, args: argparse.Namespace) -> int:
         log.error("%s unreachable: %s", args.url, e)
         return 1
     log.info("playing as %s (%s) on %s", me.name, me.id, args.url)
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():  # SIGTERM stops like Ctrl-C
+        signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
     stats = bot.run(client, ladders=args.ladder, max_matches=args.max_matches,
-                    cursor_file=args.cursor_file, poll_wait=args.poll_wait)
+                    stop_event=stop, cursor_file=args.cursor_file, poll_wait=args.poll_wait)
     log.info("stopped: %d matches finished, %d won, %d moves", stats.matches_finished,
              stats.wins, stats.moves)
     client.close()
