@@ -73,16 +73,18 @@ class MatchState:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; ``from_dict(to_dict(s)) == s``."""
         d = {name: getattr(self, name) for name in _FIELDS}
-        d["events"] = [[e.seq, e.round, e.type, e.data, None if e.to is None else list(e.to)]
-                       for e in self.events]
+        # Plain tuples: JSON writes them as arrays [seq, round, type, data, to] (and fast
+        # encoders such as orjson take tuples but not namedtuple subclasses).
+        d["events"] = list(map(tuple, self.events))
         return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MatchState:
         try:
             kwargs = {name: data[name] for name in _FIELDS}
+            new = tuple.__new__  # skips the namedtuple's Python-level __new__: a hot path
             kwargs["events"] = [
-                Event(s, r, t, d, None if to is None else tuple(to))
+                new(Event, (s, r, t, d, None if to is None else tuple(to)))
                 for s, r, t, d, to in data["events"]
             ]
             return cls(**kwargs)

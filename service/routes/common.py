@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import marshmallow as ma
+import orjson
 import redis
 from flask import Response, current_app, g, request
 
@@ -36,10 +37,17 @@ def notifier() -> Notifier:
     return current_app.extensions["notifier"]  # type: ignore[no-any-return]
 
 
+def _dumps(data: Any) -> bytes:
+    try:
+        return orjson.dumps(data)
+    except TypeError:  # e.g. an int beyond 64 bits: the stdlib encoder takes anything JSON can
+        return json.dumps(data, separators=(",", ":")).encode()
+
+
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None,
                   *, empty: bool = False) -> Response:
     """A JSON response built without a marshmallow dump (the schemas document the shape)."""
-    body = "" if empty else json.dumps(data, separators=(",", ":"))
+    body = b"" if empty else _dumps(data)
     resp = current_app.response_class(body, status=status,
                                       mimetype=None if empty else "application/json")
     for k, v in (headers or {}).items():

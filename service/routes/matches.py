@@ -102,7 +102,7 @@ def _doc(match_id: str) -> matches.MatchDoc:
 
 @blp.route("")
 class Matches(MethodView):
-    @blp.arguments(ListQuerySchema, location="query")
+    @blp.arguments(ListQuerySchema(), location="query")
     @blp.response(200, MatchListSchema)
     @document_errors(blp, E422)
     def get(self, args: dict[str, Any]) -> Any:
@@ -113,7 +113,7 @@ class Matches(MethodView):
         docs = matches.load_many(store(), ids)
         return json_response({"matches": [summary(d) for d in docs], "next_cursor": nxt})
 
-    @blp.arguments(CreateSchema)
+    @blp.arguments(CreateSchema())
     @blp.response(201, ViewSchema)
     @blp.doc(security=AUTH)
     @document_errors(blp, E400, E401, E413, E422)
@@ -158,7 +158,7 @@ def _seat(doc: matches.MatchDoc, pid: str) -> int:
 
 @blp.route("/<match_id>/view")
 class View(MethodView):
-    @blp.arguments(ViewQuerySchema, location="query")
+    @blp.arguments(ViewQuerySchema(), location="query")
     @blp.response(200, ViewSchema)
     @blp.alt_response(304, description="If-None-Match holds the current version (ETag)")
     @blp.doc(security=AUTH, parameters=[
@@ -203,7 +203,7 @@ def _if_match() -> int | None:
 
 @blp.route("/<match_id>/actions")
 class Actions(MethodView):
-    @blp.arguments(ActionSchema)
+    @blp.arguments(ActionSchema())
     @blp.response(200, ViewSchema)
     @blp.doc(security=AUTH, parameters=[
         {"in": "header", "name": "Idempotency-Key", "required": False,
@@ -245,7 +245,7 @@ class Resign(MethodView):
 
 @blp.route("/<match_id>/events")
 class Events(MethodView):
-    @blp.arguments(EventsQuerySchema, location="query")
+    @blp.arguments(EventsQuerySchema(), location="query")
     @blp.response(200, EventsSchema)
     @document_errors(blp, E401, E404, E422)
     def get(self, args: dict[str, Any], match_id: str) -> Any:

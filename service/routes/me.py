@@ -60,7 +60,7 @@ class Me(MethodView):
 
 @blp.route("/matches")
 class MyMatches(MethodView):
-    @blp.arguments(ListQuerySchema, location="query")
+    @blp.arguments(ListQuerySchema(), location="query")
     @blp.response(200, MatchListSchema)
     @blp.doc(security=AUTH)
     @document_errors(blp, E401, E422)
@@ -76,7 +76,7 @@ class MyMatches(MethodView):
 
 @blp.route("/events")
 class MyEvents(MethodView):
-    @blp.arguments(NoticesQuerySchema, location="query")
+    @blp.arguments(NoticesQuerySchema(), location="query")
     @blp.response(200, NoticesSchema)
     @blp.doc(security=AUTH)
     @document_errors(blp, E401, E422)

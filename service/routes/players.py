@@ -40,7 +40,7 @@ class ProfileSchema(ma.Schema):
 
 @blp.route("")
 class Players(MethodView):
-    @blp.arguments(RegisterSchema)
+    @blp.arguments(RegisterSchema())
     @blp.response(201, RegisteredSchema)
     @document_errors(blp, E400, E409, E413, E422)
     def post(self, data: dict[str, Any]) -> Any:

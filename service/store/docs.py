@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import orjson
 
 from ..engine import MatchState
 
@@ -31,14 +32,15 @@ class MatchDoc:
     finished_at: float | None = None
     state: MatchState | None = None
 
-    def to_json(self) -> str:
+    def to_json(self) -> bytes:
+        # orjson: this document (event log included) is decoded and encoded on every action.
         d = {k: v for k, v in asdict_shallow(self).items() if k != "state"}
         d["state"] = None if self.state is None else self.state.to_dict()
-        return json.dumps(d, separators=(",", ":"))
+        return orjson.dumps(d)
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> MatchDoc:
-        d = json.loads(raw)
+        d = orjson.loads(raw)
         st = d.pop("state")
         return cls(**d, state=None if st is None else MatchState.from_dict(st))
 

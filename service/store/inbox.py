@@ -52,7 +52,8 @@ def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
     for pid, notice in notices(doc, old_status):
         k = key(pid)
         pipe.xadd(k, {"n": json.dumps(notice)}, maxlen=MAXLEN, approximate=True)
-        pipe.expire(k, TTL_S)
+        if notice["type"] != "your_turn":  # every match starts and ends: enough to refresh
+            pipe.expire(k, TTL_S)
         pipe.publish(notify.player_channel(pid), doc.id)
     pipe.publish(notify.match_channel(doc.id), doc.version)
 

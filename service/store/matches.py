@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import orjson
 import redis
 from redis.client import Pipeline
 
@@ -269,7 +270,7 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *,
         _write(pipe, doc, old)
         _count(pipe, actions=1, timeouts=due)
         if idem is not None:
-            pipe.set(idem, json.dumps({"hash": fingerprint, "response": view}),
+            pipe.set(idem, orjson.dumps({"hash": fingerprint, "response": view}),
                      ex=idempotency_ttl_s)
         return view
 

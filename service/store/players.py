@@ -38,10 +38,28 @@ def register(r: redis.Redis, name: str) -> dict[str, Any]:
     return {"id": pid, "name": name, "token": token, "created_at": now}
 
 
+# token hash -> (player id, cached at). Tokens are never reassigned, so a hit can't be wrong;
+# the TTL only bounds how long a deleted token would keep working in one process.
+_TOKEN_CACHE: dict[str, tuple[str, float]] = {}
+TOKEN_CACHE_TTL_S = 300.0
+TOKEN_CACHE_MAX = 50_000
+
+
 def authenticate(r: redis.Redis, token: str) -> str | None:
-    """The player id for ``token``, or None."""
-    pid = r.get(keys.token(hash_token(token)))
-    return pid.decode() if pid is not None else None
+    """The player id for ``token``, or None. Known tokens are cached in the process."""
+    h = hash_token(token)
+    now = time.monotonic()
+    hit = _TOKEN_CACHE.get(h)
+    if hit is not None and now - hit[1] < TOKEN_CACHE_TTL_S:
+        return hit[0]
+    raw = r.get(keys.token(h))
+    if raw is None:
+        return None
+    pid = raw.decode()
+    if len(_TOKEN_CACHE) >= TOKEN_CACHE_MAX:
+        _TOKEN_CACHE.clear()
+    _TOKEN_CACHE[h] = (pid, now)
+    return pid
 
 
 def get(r: redis.Redis, pid: str) -> dict[str, Any]:
