@@ -247,9 +247,11 @@ def test_a_bot_through_a_flaky_connection_plays_each_move_once(anon: Client,
         a.session.headers["Connection"] = "close"  # a new connection per request
         stop = threading.Event()
 
-        def chaos() -> None:
-            while not stop.wait(0.03):
-                if not proxy._to_drop:
+        def chaos() -> None:  # lose the answer of every third connection
+            seen = proxy.connections
+            while not stop.wait(0.005):
+                if proxy.connections - seen >= 3:
+                    seen = proxy.connections
                     proxy.drop_next()
 
         chaos_thread = threading.Thread(target=chaos, daemon=True)
