@@ -58,12 +58,14 @@ class Notifier:
             e.set()
 
     def _run(self) -> None:
+        failing = False
         while True:
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
                 pubsub.psubscribe(PATTERN)
                 # A wake-up may have been missed while (re)connecting: make everyone re-read.
                 self._subscribed.set()
+                failing = False
                 self._wake_all()
                 for msg in pubsub.listen():
                     channel = msg.get("channel")
@@ -74,7 +76,11 @@ class Notifier:
                     for e in events:
                         e.set()
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-                log.warning("notifier lost its subscription: %s; reconnecting", exc)
+                # Once per outage: a Redis that is gone for good (a test's, at exit) would
+                # otherwise log every retry.
+                (log.debug if failing else log.warning)(
+                    "notifier lost its subscription: %s; reconnecting", exc)
+                failing = True
                 self._subscribed.clear()
                 self._wake_all()
                 time.sleep(0.2)

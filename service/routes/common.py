@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -79,6 +80,18 @@ def current_player(required: bool = True) -> str | None:
     return pid
 
 
+def auth_first(fn: Any) -> Any:
+    """Check the token before the body or query is parsed (outermost decorator), so a request
+    without a valid token is a 401 whatever else is wrong with it."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        require_player()
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def require_player() -> str:
     pid = current_player(required=True)
     assert pid is not None
@@ -100,10 +113,11 @@ E429 = (429, "rate limited; see Retry-After")
 
 
 def document_errors(blp: Any, *errs: tuple[int, str]) -> Any:
-    """Decorator: document the given error statuses with :class:`ErrorSchema`."""
+    """Decorator: document the given error statuses with :class:`ErrorSchema` (and 429: every
+    documented endpoint is rate limited)."""
 
     def deco(fn: Any) -> Any:
-        for status, desc in errs:
+        for status, desc in (*errs, E429):
             fn = blp.alt_response(status, schema=ErrorSchema, description=desc)(fn)
         return fn
 

@@ -27,6 +27,7 @@ from .common import (
     E412,
     E413,
     E422,
+    auth_first,
     config,
     current_player,
     document_errors,
@@ -113,6 +114,7 @@ class Matches(MethodView):
         docs = matches.load_many(store(), ids)
         return json_response({"matches": [summary(d) for d in docs], "next_cursor": nxt})
 
+    @auth_first
     @blp.arguments(CreateSchema())
     @blp.response(201, ViewSchema)
     @blp.doc(security=AUTH)
@@ -158,6 +160,7 @@ def _seat(doc: matches.MatchDoc, pid: str) -> int:
 
 @blp.route("/<match_id>/view")
 class View(MethodView):
+    @auth_first
     @blp.arguments(ViewQuerySchema(), location="query")
     @blp.response(200, ViewSchema)
     @blp.alt_response(304, description="If-None-Match holds the current version (ETag)")
@@ -203,6 +206,7 @@ def _if_match() -> int | None:
 
 @blp.route("/<match_id>/actions")
 class Actions(MethodView):
+    @auth_first
     @blp.arguments(ActionSchema())
     @blp.response(200, ViewSchema)
     @blp.doc(security=AUTH, parameters=[

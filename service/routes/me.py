@@ -17,6 +17,7 @@ from .common import (
     AUTH,
     E401,
     E422,
+    auth_first,
     config,
     document_errors,
     json_response,
@@ -60,6 +61,7 @@ class Me(MethodView):
 
 @blp.route("/matches")
 class MyMatches(MethodView):
+    @auth_first
     @blp.arguments(ListQuerySchema(), location="query")
     @blp.response(200, MatchListSchema)
     @blp.doc(security=AUTH)
@@ -76,6 +78,7 @@ class MyMatches(MethodView):
 
 @blp.route("/events")
 class MyEvents(MethodView):
+    @auth_first
     @blp.arguments(NoticesQuerySchema(), location="query")
     @blp.response(200, NoticesSchema)
     @blp.doc(security=AUTH)
