@@ -44,7 +44,7 @@ import redis
 REPO = Path(__file__).resolve().parent.parent
 PY = sys.executable
 #: RQ queues the worker listens on, highest priority first.
-QUEUES = ["default"]
+QUEUES = ["deadlines", "default"]  # deadline jobs first (service.jobs.worker)
 GRACE_S = 10.0  # SIGTERM -> SIGKILL
 STARTUP_TIMEOUT_S = 30.0
 
@@ -72,14 +72,16 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     specs = [
         ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/gunicorn_conf.py",
                          "service.wsgi:app"], env),
-        ProcSpec("worker", [*rq_command(), "worker", "--with-scheduler", "--url", redis_url,
-                            *QUEUES], env),
+        # DeadlineWorker: no fork per job, scheduler polled every 0.2 s (see service/jobs/worker.py)
+        ProcSpec("worker", [*rq_command(), "worker", "-w", "service.jobs.worker.DeadlineWorker",
+                            "--with-scheduler", "--url", redis_url, *QUEUES], env),
+        # periodic jobs: overdue-deadline recovery and the ladders' scheduling passes
+        ProcSpec("cron", [*rq_command(), "cron", "--url", redis_url, "service/jobs/cron.py"], env),
     ]
-    # HOOK: the processes still to come (issues 5 and 7) are appended here, so that they are
-    # started, watched and stopped like the others, e.g.
-    #   ProcSpec("cron", [*rq_command(), "cron", "--url", redis_url, "service/jobs/cron.py"], env)
-    # (and the worker then run with `-w service.jobs.worker.DeadlineWorker` on its QUEUES), plus,
-    # when HOUSE_BOTS=1 (the default for make run), one ProcSpec per house bot.
+    if os.environ.get("HOUSE_BOTS", "1") != "0":
+        # a few example bots on the ladders, so a newcomer sees a living ladder (off: HOUSE_BOTS=0)
+        specs.append(ProcSpec("house-bots", [PY, "-m", "service.house_bots"],
+                              {**env, "LLSDK_URL": f"http://127.0.0.1:{port}"}))
     return specs
 
 
