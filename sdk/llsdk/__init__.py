@@ -70,10 +70,10 @@ from .models import (  # noqa: E402
 __all__ = [
     "APIError", "Action", "AlreadyForfeited", "AlreadyJoined", "Bot", "Client", "Conflict",
     "Event", "EventLog", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
-    "InvalidRequest", "Known", "LLSDKError", "Ladder", "LadderEntry", "LeaderboardRow", "MalformedAction",
-    "MalformedJSON", "Match", "MatchFull", "MatchNotActive", "MatchPage", "MethodNotAllowed",
-    "NameTaken", "NotFound", "NotYourTurn", "Notice", "Notices", "PayloadTooLarge", "Player",
-    "PreconditionFailed", "RateLimited", "Result", "RoundResult", "RunStats", "Seat", "SeatInfo",
-    "ServerError", "ServiceUnavailable", "TransportError", "Turn", "Unauthorized",
-    "UnsupportedMediaType", "VersionConflict", "View", "__version__",
+    "InvalidRequest", "Known", "LLSDKError", "Ladder", "LadderEntry", "LeaderboardRow",
+    "MalformedAction", "MalformedJSON", "Match", "MatchFull", "MatchNotActive", "MatchPage",
+    "MethodNotAllowed", "NameTaken", "NotFound", "NotYourTurn", "Notice", "Notices",
+    "PayloadTooLarge", "Player", "PreconditionFailed", "RateLimited", "Result", "RoundResult",
+    "RunStats", "Seat", "SeatInfo", "ServerError", "ServiceUnavailable", "TransportError", "Turn",
+    "Unauthorized", "UnsupportedMediaType", "VersionConflict", "View", "__version__",
 ]
