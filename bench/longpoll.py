@@ -54,6 +54,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+from service.run import descendants  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 from tests.support.server import ApiServer  # noqa: E402
 
@@ -138,21 +139,8 @@ def raise_fd_limit(need: int) -> None:
 
 
 def process_tree(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
+    """``pid`` and every live descendant (the /proc walk that service.run uses)."""
+    return [pid, *(p for p, _ in descendants(pid))]
 
 
 def rss_kib(pids: list[int]) -> int:

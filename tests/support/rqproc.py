@@ -25,20 +25,15 @@ from types import TracebackType
 
 import redis
 
+from tests.support import venv_executable
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER_CLASS = "service.jobs.worker.DeadlineWorker"
 QUEUES = ("deadlines", "default")
 
 
 def rq_executable() -> str:
-    for candidate in (os.path.join(os.path.dirname(sys.executable), "rq"),
-                      os.path.join(REPO, ".venv", "bin", "rq")):
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    found = shutil.which("rq")
-    if not found:
-        raise RuntimeError("the rq CLI is not installed next to the running Python")
-    return found
+    return venv_executable("rq")
 
 
 class RqProcess:

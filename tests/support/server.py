@@ -29,6 +29,8 @@ from types import TracebackType
 
 import requests
 
+from tests.support import venv_executable
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -40,15 +42,7 @@ def free_port() -> int:
 
 
 def gunicorn_executable() -> str:
-    """The gunicorn of the running interpreter's environment (the project's .venv)."""
-    for candidate in (os.path.join(os.path.dirname(sys.executable), "gunicorn"),
-                      os.path.join(REPO, ".venv", "bin", "gunicorn")):
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    found = shutil.which("gunicorn")
-    if not found:
-        raise RuntimeError("gunicorn not found next to the Python running the tests")
-    return found
+    return venv_executable("gunicorn")
 
 
 class ApiServer:
