@@ -43,10 +43,20 @@ class Config:
         return Config(**values)
 
 
+#: ladder defaults; LADDER_PRESENCE_WINDOW_S / LADDER_BENCH_AFTER / LADDER_PROVISIONAL_GAMES
+#: override them (read by ladders_from_env, so every process of a deployment must see the same)
+PRESENCE_WINDOW_S = 60  # a bot is present if it polled within this window
+BENCH_AFTER = 3  # consecutive ladder matches with a timeout or forfeit before benching
+PROVISIONAL_GAMES = 10  # the leaderboard marks a bot provisional below this many games
+
+
 @dataclass(frozen=True)
 class LadderConfig:
     """One ladder. ``interval_s``: how often the scheduler forms matches; ``max_concurrent``:
-    how many of this ladder's matches one bot may play at once."""
+    how many of this ladder's matches one bot may play at once; ``presence_window_s``: a bot
+    is scheduled only if it polled within this many seconds; ``bench_after``: consecutive
+    ladder matches with a timeout or forfeit that bench a bot (until it polls again);
+    ``provisional_games``: games before a bot's rating stops being marked provisional."""
 
     name: str
     ruleset: str
@@ -55,6 +65,9 @@ class LadderConfig:
     interval_s: int = 10
     max_concurrent: int = 1
     description: str = ""
+    presence_window_s: int = PRESENCE_WINDOW_S
+    bench_after: int = BENCH_AFTER
+    provisional_games: int = PROVISIONAL_GAMES
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -65,28 +78,34 @@ DEFAULT_LADDERS = (
     LadderConfig("table", "2019", 4, description="2019 edition, four players"),
 )
 
-#: ladder tuning shared by every ladder
-PRESENCE_WINDOW_S = 60  # a bot is present if it polled within this window
-BENCH_AFTER = 3  # consecutive ladder matches with a timeout or forfeit before benching
-PROVISIONAL_GAMES = 10
-
-
 def ladders_from_env() -> dict[str, LadderConfig]:
     """The configured ladders: ``LADDERS`` (a JSON list of objects with LadderConfig's fields)
     replaces the defaults; ``LADDER_INTERVAL_S`` / ``LADDER_TURN_TIMEOUT_S`` override those
-    fields of every ladder (handy for tests and demos)."""
+    fields of every ladder (handy for tests and demos); ``LADDER_PRESENCE_WINDOW_S``,
+    ``LADDER_BENCH_AFTER`` and ``LADDER_PROVISIONAL_GAMES`` set those fields of every ladder
+    whose ``LADDERS`` entry doesn't."""
     import json
 
     raw = os.environ.get("LADDERS")
-    ladders = [LadderConfig(**d) for d in json.loads(raw)] if raw else list(DEFAULT_LADDERS)
+    given: list[dict[str, Any]] = json.loads(raw) if raw else [
+        {"name": lad.name, "ruleset": lad.ruleset, "seats": lad.seats,
+         "description": lad.description} for lad in DEFAULT_LADDERS]
+    defaults = _given(presence_window_s=_env_opt("LADDER_PRESENCE_WINDOW_S"),
+                      bench_after=_env_opt("LADDER_BENCH_AFTER"),
+                      provisional_games=_env_opt("LADDER_PROVISIONAL_GAMES"))
+    overrides = _given(interval_s=_env_opt("LADDER_INTERVAL_S"),
+                       turn_timeout_s=_env_opt("LADDER_TURN_TIMEOUT_S"))
     out = {}
-    for lad in ladders:
-        changes: dict[str, Any] = {}
-        if os.environ.get("LADDER_INTERVAL_S"):
-            changes["interval_s"] = int(os.environ["LADDER_INTERVAL_S"])
-        if os.environ.get("LADDER_TURN_TIMEOUT_S"):
-            changes["turn_timeout_s"] = int(os.environ["LADDER_TURN_TIMEOUT_S"])
-        if changes:
-            lad = LadderConfig(**{**lad.to_dict(), **changes})
+    for d in given:
+        lad = LadderConfig(**{**defaults, **d, **overrides})
         out[lad.name] = lad
     return out
+
+
+def _env_opt(name: str) -> int | None:
+    raw = os.environ.get(name)
+    return None if raw in (None, "") else int(raw)
+
+
+def _given(**values: int | None) -> dict[str, int]:
+    return {k: v for k, v in values.items() if v is not None}

@@ -10,7 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import fields as f
 
-from ..config import PRESENCE_WINDOW_S, PROVISIONAL_GAMES, LadderConfig
+from ..config import LadderConfig
 from ..errors import ApiError
 from ..store import ladders
 from .common import AUTH, E401, E404, document_errors, json_response, require_player, store
@@ -25,8 +25,15 @@ class LadderSchema(ma.Schema):
     seats = f.Integer(required=True)
     turn_timeout_s = f.Integer()
     interval_s = f.Integer()
-    max_concurrent = f.Integer()
+    max_concurrent = f.Integer(metadata={"description": "matches of this ladder one bot may "
+                                                        "play at once"})
     description = f.String()
+    presence_window_s = f.Integer(metadata={"description": "a bot is scheduled only if it "
+                                                           "polled within this many seconds"})
+    bench_after = f.Integer(metadata={"description": "consecutive ladder matches with a timeout "
+                                                     "or forfeit that bench a bot"})
+    provisional_games = f.Integer(metadata={"description": "games before a rating stops being "
+                                                           "provisional"})
     entries = f.Integer()
 
 
@@ -50,14 +57,17 @@ class RowSchema(ma.Schema):
     timeouts = f.Integer()
     seat_balance = f.List(f.Integer(), metadata={"description": "games played in each seat"})
     provisional = f.Boolean()
-    benched = f.Boolean()
+    benched = f.Boolean(metadata={"description": "not scheduled until it polls again"})
     benched_reason = f.String(allow_none=True)
+    entered = f.Boolean()
+    present = f.Boolean(metadata={"description": "polled within presence_window_s"})
+    active_matches = f.Integer(metadata={"description": "ladder matches it is playing"})
+    last_played_at = f.Float(allow_none=True, metadata={"description": "when its last match "
+                                                                       "was rated (epoch s)"})
 
 
 class LeaderboardSchema(LadderSchema):
     leaderboard = f.List(f.Nested(RowSchema), required=True)
-    provisional_games = f.Integer()
-    presence_window_s = f.Integer()
 
 
 class EntrySchema(ma.Schema):
@@ -90,7 +100,7 @@ class Ladders(MethodView):
         out = []
         for lad in configured().values():
             d = lad.to_dict()
-            d["entries"] = r.zcard(f"ll:lad:{lad.name}:entries")
+            d["entries"] = ladders.entry_count(r, lad)
             out.append(d)
         return json_response({"ladders": out})
 
@@ -103,8 +113,7 @@ class Ladder(MethodView):
         """The leaderboard, best conservative rating (mu - 3 sigma) first."""
         lad = _ladder(name)
         d = lad.to_dict()
-        d.update(leaderboard=ladders.leaderboard(store(), lad), provisional_games=PROVISIONAL_GAMES,
-                 presence_window_s=PRESENCE_WINDOW_S)
+        d.update(leaderboard=ladders.leaderboard(store(), lad))
         return json_response(d)
 
 

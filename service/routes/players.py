@@ -60,9 +60,7 @@ class Player(MethodView):
         profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids)]
         profile["ratings"] = {}
         for lad in current_app.extensions["ladders"].values():
-            rec = ladders.record(r, lad, player_id)
-            if rec is not None:
-                profile["ratings"][lad.name] = {
-                    "rating": rec.rating, "mu": rec.mu, "sigma": rec.sigma, "games": rec.games,
-                    "wins": rec.wins, "history": ladders.history(r, lad.name, player_id)}
+            standing = ladders.standing(r, lad, player_id)
+            if standing is not None:
+                profile["ratings"][lad.name] = standing
         return json_response(profile)

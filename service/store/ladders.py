@@ -1,16 +1,46 @@
 """The ladder's data and its two pure-ish steps: forming matches and rating finished ones.
 
 Keys (per ladder ``L``): ``entries`` (zset pid -> entered at), ``players`` (hash pid -> JSON
-record: mu, sigma, games, wins, timeouts, games per seat, bad streak, bench), ``active`` (hash
-pid -> running ladder matches), ``running`` (set of match ids not yet rated), ``rated`` (set of
-match ids already rated: the exactly-once guard), ``recent`` (list of recent tables),
-``h:<pid>`` (list: the bot's rated matches, newest first)."""
+record: mu, sigma, games, wins, timeouts, games per seat, recent games, last table, bad streak,
+bench), ``active`` (hash pid -> ladder matches formed and not yet rated), ``inflight`` (hash
+match id -> JSON seats: the matches formed and not yet rated; removing a match from it, in the
+rating's transaction, is the exactly-once guard), ``h:<pid>`` (list: the bot's rated matches,
+newest first), ``lock`` (one scheduling pass at a time).
+
+Scheduling (one pass, :func:`form_matches`; the rules are in :func:`plan_tables`):
+
+- Pool: entered bots that polled within the ladder's presence window, are not benched and play
+  fewer than ``max_concurrent`` of this ladder's matches.
+- Who plays: when the pool is not a multiple of the table size, the bots that sit this pass out
+  are the ones with the most *recent* games (a count that halves every ``RECENT_HALF_LIFE_S``),
+  the least uncertain first; seeds are taken in the opposite order (few recent games and high
+  uncertainty first), ties at random.
+- With whom: each seed is joined by the bots closest to it in mu, with Gaussian noise (so
+  pairings vary), and a penalty for anyone who sat at its last table (or at the last table of a
+  bot already chosen): a rematch happens only when nothing else is free.
+- Rematches wait: a table that is exactly the seed's previous table is held back (its bots stay
+  free) while other present bots are still playing and may come free, for at most
+  ``REMATCH_HOLD_PASSES`` passes after its bots finished. Without this, bots that finish
+  together (the two of a duel, the four of a table) were the whole pool of the next pass and
+  were seated together again: a quarter of all duels and a third of all tables were immediate
+  rematches among eight bots.
+- Seats: each table is seated by the permutation that puts every bot where it has sat least
+  (the cost of a seat grows fourfold per game above the bot's least-used seat), so seat counts
+  stay within one of even.
+- Matches are written already started, a batch per transaction (``matches.create_seated``,
+  with the ``active`` counts and ``inflight``), so a pass that dies leaves no half-formed match
+  and no counter that never comes down. Ladder matches never take ``seed``, ``deck`` or
+  ``first_seat``: the server draws the seed.
+
+The pass is O(n log n) in the pool (sorting by priority and by mu; a linked list over the mu
+order finds a seed's free neighbours), so 10,000 entered bots take well under a second to plan."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import random
+import secrets
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,15 +51,27 @@ from redis.client import Pipeline
 from rq import Queue
 
 from .. import engine
-from ..config import BENCH_AFTER, PRESENCE_WINDOW_S, PROVISIONAL_GAMES, LadderConfig
-from . import keys, matches
+from ..config import LadderConfig
+from . import keys, matches, players
 from .docs import FINISHED, MatchDoc
 from .errors import StoreError
 
 MODEL = PlackettLuce()
 HISTORY_KEEP = 500
-RECENT_TABLES = 64
 RATE_JOB = "service.jobs.ladder.rate"
+#: the "recent games" count that orders seeds halves over this many seconds
+RECENT_HALF_LIFE_S = 3600.0
+#: how far apart in mu two bots may be and still look as close as a rematch does
+REPEAT_PENALTY = 2 * MODEL.sigma
+#: standard deviation of the noise added to mu distances when filling a table
+NOISE = MODEL.sigma / 2
+#: candidates looked at on each side of a seed (in mu order) per seat to fill
+WINDOW = 8
+#: a rematch waits at most this many scheduling intervals for other bots to come free
+REMATCH_HOLD_PASSES = 2
+#: matches written per transaction when a pass forms many
+CREATE_BATCH = 64
+LOCK_TTL_S = 60
 
 
 def _k(ladder: str, part: str) -> str:
@@ -49,11 +91,19 @@ class Record:
     bad_streak: int = 0  # consecutive ladder matches with a timeout or forfeit
     benched_at: float | None = None
     benched_reason: str | None = None
+    recent: float = 0.0  # games, decaying with RECENT_HALF_LIFE_S, as of last_at
+    last_at: float | None = None  # when its last match was rated
+    last_table: list[str] = field(default_factory=list)  # the others at that match
 
     @property
     def rating(self) -> float:
         """The conservative rating the leaderboard sorts by."""
         return self.mu - 3 * self.sigma
+
+    def recent_games(self, now: float) -> float:
+        if self.last_at is None:
+            return self.recent
+        return self.recent * 0.5 ** (max(0.0, now - self.last_at) / RECENT_HALF_LIFE_S)
 
     @classmethod
     def parse(cls, raw: bytes | str | None, seats: int) -> Record:
@@ -79,6 +129,10 @@ def leave(r: redis.Redis, lad: LadderConfig, pid: str) -> dict[str, Any]:
     return entry_status(r, lad, pid)
 
 
+def _present(lad: LadderConfig, seen: float | None, now: float) -> bool:
+    return seen is not None and float(seen) >= now - lad.presence_window_s
+
+
 def entry_status(r: redis.Redis, lad: LadderConfig, pid: str,
                  now: float | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
@@ -89,11 +143,12 @@ def entry_status(r: redis.Redis, lad: LadderConfig, pid: str,
     pipe.hget(_k(lad.name, "active"), pid)
     entered, raw, seen, active = pipe.execute()
     rec = Record.parse(raw, lad.seats)
+    benched = _benched(rec, seen)
     return {
         "ladder": lad.name, "player_id": pid, "entered": entered is not None,
-        "present": seen is not None and float(seen) >= now - PRESENCE_WINDOW_S,
-        "benched": _benched(rec, seen), "benched_reason": rec.benched_reason
-        if _benched(rec, seen) else None, "active_matches": int(active or 0),
+        "present": _present(lad, seen, now), "benched": benched,
+        "benched_reason": rec.benched_reason if benched else None,
+        "active_matches": int(active or 0),
     }
 
 
@@ -104,41 +159,93 @@ def _benched(rec: Record, seen: float | bytes | None) -> bool:
 
 # --------------------------------------------------------------------------- scheduling
 
+_PERMUTATIONS: dict[int, list[tuple[int, ...]]] = {}
+
 
 def _seat_order(group: list[str], recs: dict[str, Record], rng: random.Random) -> list[str]:
-    """The seating that puts each bot where it has sat least (ties broken at random)."""
-    best: list[tuple[int, float, tuple[str, ...]]] = []
-    perms = itertools.permutations(group) if len(group) <= 6 else [tuple(group)]
-    for perm in perms:
-        cost = sum(recs[p].seats[i] ** 2 for i, p in enumerate(perm))
-        best.append((cost, rng.random(), perm))
-    return list(min(best)[2])
+    """The seating that puts each bot where it has sat least (ties broken at random). A seat
+    costs 4 ** (games in it - games in the bot's least-used seat), so fixing a bot that is two
+    games off in one seat beats keeping two others exactly even."""
+    n = len(group)
+    cost = [[4.0 ** (c - min(recs[p].seats[:n])) for c in recs[p].seats[:n]] for p in group]
+    if n > 6:  # too many permutations: each bot in turn takes its cheapest free seat
+        out: list[str | None] = [None] * n
+        for k in sorted(range(n), key=lambda k: -max(cost[k])):
+            seat = min((s for s in range(n) if out[s] is None),
+                       key=lambda s: (cost[k][s], rng.random()))
+            out[seat] = group[k]
+        return [p for p in out if p is not None]
+    perms = _PERMUTATIONS.get(n)
+    if perms is None:
+        perms = _PERMUTATIONS[n] = list(itertools.permutations(range(n)))
+    best = min(perms, key=lambda perm: (sum(cost[k][perm[k]] for k in range(n)), rng.random()))
+    seated = [""] * n
+    for k, seat in enumerate(best):
+        seated[seat] = group[k]
+    return seated
 
 
 def plan_tables(lad: LadderConfig, pool: list[str], recs: dict[str, Record],
-                recent: set[frozenset[str]], rng: random.Random) -> list[list[str]]:
-    """Group available bots into tables. The seed of each table is the bot with the fewest games
-    (ties: the most uncertain rating); it is joined by bots close to it in rating, with noise so
-    pairings vary, avoiding tables seen recently; then seats are rotated."""
-    pool = list(pool)
+                rng: random.Random, *, now: float | None = None,
+                hold_s: float = 0.0) -> list[list[str]]:
+    """Group available bots into seated tables (see the module docstring for the rules).
+    ``hold_s``: hold back an exact rematch of a seed's previous table unless all its bots have
+    been waiting at least that long (0: never hold)."""
+    n = lad.seats
+    now = time.time() if now is None else now
+    if len(pool) < n:
+        return []
+    prio = {p: (recs[p].recent_games(now) - recs[p].sigma / MODEL.sigma, rng.random())
+            for p in pool}
+    ordered = sorted(pool, key=prio.__getitem__)
+    ordered = ordered[: len(ordered) - len(ordered) % n]  # the rest sit this pass out
+    by_mu = sorted(ordered, key=lambda p: recs[p].mu)
+    index = {p: i for i, p in enumerate(by_mu)}
+    last = {p: set(recs[p].last_table) for p in ordered}
+    m = len(by_mu)
+    # a doubly linked list over the mu order: a seed's free neighbours in O(1) each
+    nxt = list(range(1, m + 1))
+    prv = list(range(-1, m - 1))
+    taken = [False] * m
+
+    def take(i: int) -> None:
+        taken[i] = True
+        a, b = prv[i], nxt[i]
+        if a >= 0:
+            nxt[a] = b
+        if b < m:
+            prv[b] = a
+
+    span = WINDOW * (n - 1)
     tables: list[list[str]] = []
-    noise = MODEL.sigma / 2
-    while len(pool) >= lad.seats:
-        seed = min(pool, key=lambda p: (recs[p].games, -recs[p].sigma, rng.random()))
-        pool.remove(seed)
-        target = recs[seed].mu
-        ranked = sorted(pool, key=lambda p: abs(recs[p].mu - target) + rng.gauss(0, noise)
-                        + 2.0 * (recs[p].games - recs[seed].games))
-        group = ranked[: lad.seats - 1]
-        # Avoid repeating a recent table when another choice exists.
-        for _ in range(8):
-            if frozenset([seed, *group]) not in recent or len(ranked) < lad.seats:
-                break
-            rng.shuffle(ranked)
-            group = ranked[: lad.seats - 1]
-        for p in group:
-            pool.remove(p)
-        tables.append(_seat_order([seed, *group], recs, rng))
+    for seed in ordered:
+        i = index[seed]
+        if taken[i]:
+            continue
+        take(i)
+        cands: list[int] = []
+        j = prv[i]
+        while j >= 0 and len(cands) < span:
+            cands.append(j)
+            j = prv[j]
+        j, right = nxt[i], 0
+        while j < m and right < span:
+            cands.append(j)
+            j, right = nxt[j], right + 1
+        mu = recs[seed].mu
+        score = {c: abs(recs[by_mu[c]].mu - mu) + rng.gauss(0.0, NOISE)
+                 + (REPEAT_PENALTY if by_mu[c] in last[seed] else 0.0) for c in cands}
+        group = [seed]
+        for _ in range(n - 1):
+            c = min(score, key=lambda c: score[c] + REPEAT_PENALTY * sum(
+                1 for g in group[1:] if by_mu[c] in last[g]))
+            del score[c]
+            take(c)
+            group.append(by_mu[c])
+        if hold_s > 0 and set(group) == last[seed] | {seed} and any(
+                recs[p].last_at is not None and now - recs[p].last_at < hold_s for p in group):
+            continue  # an immediate rematch: wait for other bots to come free
+        tables.append(_seat_order(group, recs, rng))
     return tables
 
 
@@ -146,44 +253,105 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
                  rng: random.Random | None = None) -> list[str]:
     """One scheduling pass: rate what finished, then form as many tables as the present,
     unbenched bots under their concurrency cap allow. Returns the new match ids."""
-    lock = _k(lad.name, "lock")
-    if not r.set(lock, "1", nx=True, ex=60):
+    lock, token = _k(lad.name, "lock"), secrets.token_hex(8)
+    if not r.set(lock, token, nx=True, ex=LOCK_TTL_S):
         return []  # another pass is running
     try:
-        for mid in [m.decode() for m in r.smembers(_k(lad.name, "running"))]:
-            try:
-                if matches.load(r, mid).status == FINISHED:
-                    rate(r, mid)
-            except StoreError:
-                r.srem(_k(lad.name, "running"), mid)
+        _rate_finished(r, lad)
         now = time.time() if now is None else now
         rng = rng or random.Random()
         pids = [p.decode() for p in r.zrange(_k(lad.name, "entries"), 0, -1)]
         if len(pids) < lad.seats:
             return []
-        pipe = r.pipeline()
+        pipe = r.pipeline(transaction=False)
         pipe.hmget(_k(lad.name, "players"), pids)
         pipe.zmscore(keys.PRESENCE, pids)
         pipe.hmget(_k(lad.name, "active"), pids)
-        pipe.lrange(_k(lad.name, "recent"), 0, RECENT_TABLES - 1)
-        raws, seen, active, recent_raw = pipe.execute()
+        raws, seen, active = pipe.execute()
         recs = {p: Record.parse(raw, lad.seats) for p, raw in zip(pids, raws, strict=True)}
-        pool = []
+        pool, present = [], 0
         for p, s, a in zip(pids, seen, active, strict=True):
             rec = recs[p]
             if rec.benched_at is not None and s is not None and s > rec.benched_at:
-                _unbench(r, lad, p)
+                _unbench(r, lad, p)  # it polled since it was benched: back on the schedule
                 rec.benched_at = None
-            if (s is not None and s >= now - PRESENCE_WINDOW_S and rec.benched_at is None
-                    and int(a or 0) < lad.max_concurrent):
+            if not _present(lad, s, now) or rec.benched_at is not None:
+                continue
+            present += 1
+            if int(a or 0) < lad.max_concurrent:
                 pool.append(p)
-        recent = {frozenset(json.loads(t)) for t in recent_raw}
-        created = []
-        for table in plan_tables(lad, pool, recs, recent, rng):
-            created.append(_start(r, lad, table))
-        return created
+        # Rematches wait only while other present bots are busy (they may come free).
+        hold = REMATCH_HOLD_PASSES * lad.interval_s if present > len(pool) else 0.0
+        return _create(r, lad, plan_tables(lad, pool, recs, rng, now=now, hold_s=hold))
     finally:
-        r.delete(lock)
+        _release(r, lock, token)
+
+
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end " \
+           "return 0"
+
+
+def _release(r: redis.Redis, lock: str, token: str) -> None:
+    """Delete the lock only if it is still ours (it expires if a pass outlives LOCK_TTL_S)."""
+    r.eval(_RELEASE, 1, lock, token)
+
+
+def _rate_finished(r: redis.Redis, lad: LadderConfig) -> None:
+    """Rate the finished matches that are still unrated (normally the rating job, queued when
+    the match finished, has done it; this covers a lost job). Reads only the status index."""
+    ids = [m.decode() for m in r.hkeys(_k(lad.name, "inflight"))]
+    if not ids:
+        return
+    done = r.zmscore(keys.matches_by_status(FINISHED), ids)
+    for mid, score in zip(ids, done, strict=True):
+        if score is None:
+            continue
+        try:
+            rate(r, mid, {lad.name: lad})
+        except StoreError:  # the document is gone: free its bots all the same
+            _drop(r, lad, mid)
+
+
+def _drop(r: redis.Redis, lad: LadderConfig, mid: str) -> None:
+    """Forget an in-flight match without rating it (its bots' counts come down once)."""
+    inflight = _k(lad.name, "inflight")
+    with r.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(inflight)
+                raw = pipe.hget(inflight, mid)
+                if raw is None:
+                    return
+                pipe.multi()
+                for p in json.loads(raw):
+                    pipe.hincrby(_k(lad.name, "active"), p, -1)
+                pipe.hdel(inflight, mid)
+                pipe.execute()
+                return
+            except redis.WatchError:
+                continue
+
+
+def _create(r: redis.Redis, lad: LadderConfig, tables: list[list[str]]) -> list[str]:
+    """Write the tables as started, rated matches, ``CREATE_BATCH`` per transaction."""
+    if not tables:
+        return []
+    everyone = [p for table in tables for p in table]
+    name = dict(zip(everyone, players.names(r, everyone), strict=True))
+    options = {"ruleset": lad.ruleset, "seats": lad.seats, "turn_timeout_s": lad.turn_timeout_s,
+               "timeout_policy": "auto", "max_timeouts": 3}
+    created: list[str] = []
+    for start in range(0, len(tables), CREATE_BATCH):
+        pipe = r.pipeline()  # MULTI/EXEC: the batch is written whole or not at all
+        for table in tables[start:start + CREATE_BATCH]:
+            doc = matches.create_seated(pipe, f"ladder:{lad.name}", options, table,
+                                        [name[p] for p in table], rated=True, ladder=lad.name)
+            for p in table:
+                pipe.hincrby(_k(lad.name, "active"), p, 1)
+            pipe.hset(_k(lad.name, "inflight"), doc.id, json.dumps(table))
+            created.append(doc.id)
+        pipe.execute()
+    return created
 
 
 def _unbench(r: redis.Redis, lad: LadderConfig, pid: str) -> None:
@@ -208,23 +376,6 @@ def _update_record(r: redis.Redis, lad: LadderConfig, pid: str, change: Any) -> 
                 return
             except redis.WatchError:
                 continue
-
-
-def _start(r: redis.Redis, lad: LadderConfig, table: list[str]) -> str:
-    doc = matches.create(r, table[0], {
-        "ruleset": lad.ruleset, "seats": lad.seats, "turn_timeout_s": lad.turn_timeout_s,
-        "timeout_policy": "auto", "max_timeouts": 3,
-    }, rated=True, ladder=lad.name)
-    pipe = r.pipeline()
-    for p in table:
-        pipe.hincrby(_k(lad.name, "active"), p, 1)
-    pipe.sadd(_k(lad.name, "running"), doc.id)
-    pipe.lpush(_k(lad.name, "recent"), json.dumps(sorted(table)))
-    pipe.ltrim(_k(lad.name, "recent"), 0, RECENT_TABLES - 1)
-    pipe.execute()
-    for p in table:  # seats in join order; the last join starts the match
-        matches.join(r, doc.id, p)
-    return doc.id
 
 
 # --------------------------------------------------------------------------- rating
@@ -257,7 +408,8 @@ def _misconduct(doc: MatchDoc) -> tuple[list[int], list[bool]]:
 def rate(r: redis.Redis, mid: str, ladders: dict[str, LadderConfig] | None = None,
          now: float | None = None) -> bool:
     """Rate a finished ladder match exactly once (a second run changes nothing). Returns whether
-    this call rated it."""
+    this call rated it. The guard: the match leaves ``inflight`` in the same transaction that
+    writes the ratings, under WATCH of both, so of two concurrent runs exactly one commits."""
     from ..config import ladders_from_env
 
     doc = matches.load(r, mid)
@@ -266,16 +418,16 @@ def rate(r: redis.Redis, mid: str, ladders: dict[str, LadderConfig] | None = Non
     lad = (ladders or ladders_from_env()).get(doc.ladder) or LadderConfig(
         doc.ladder, doc.options["ruleset"], doc.seat_count)
     now = time.time() if now is None else now
-    rated, players = _k(lad.name, "rated"), _k(lad.name, "players")
+    inflight, records = _k(lad.name, "inflight"), _k(lad.name, "players")
     places = engine.placings(doc.state)
     timeouts, bad = _misconduct(doc)
     with r.pipeline() as pipe:
         while True:
             try:
-                pipe.watch(rated, players)
-                if pipe.sismember(rated, mid):
-                    return False
-                recs = [Record.parse(raw, lad.seats) for raw in pipe.hmget(players, doc.seats)]
+                pipe.watch(inflight, records)
+                if not pipe.hexists(inflight, mid):
+                    return False  # rated already (or never formed by the scheduler)
+                recs = [Record.parse(raw, lad.seats) for raw in pipe.hmget(records, doc.seats)]
                 new = MODEL.rate([[MODEL.rating(mu=x.mu, sigma=x.sigma)] for x in recs],
                                  ranks=places)
                 pipe.multi()
@@ -285,20 +437,22 @@ def rate(r: redis.Redis, mid: str, ladders: dict[str, LadderConfig] | None = Non
                     rec.wins += int(places[seat] == 1)
                     rec.timeouts += timeouts[seat]
                     rec.seats[seat] += 1
+                    rec.recent = rec.recent_games(now) + 1
+                    rec.last_at = now
+                    rec.last_table = [p for p in doc.seats if p != pid]
                     rec.bad_streak = rec.bad_streak + 1 if bad[seat] else 0
-                    if rec.bad_streak >= BENCH_AFTER and rec.benched_at is None:
+                    if rec.bad_streak >= lad.bench_after and rec.benched_at is None:
                         rec.benched_at = now
                         rec.benched_reason = (f"timed out or forfeited in {rec.bad_streak} "
                                               f"ladder matches in a row")
-                    pipe.hset(players, pid, rec.dump())
+                    pipe.hset(records, pid, rec.dump())
                     pipe.hincrby(_k(lad.name, "active"), pid, -1)
                     pipe.lpush(_k(lad.name, f"h:{pid}"), json.dumps({
                         "match_id": mid, "at": now, "seat": seat, "place": places[seat],
                         "players": len(doc.seats), "mu": rec.mu, "sigma": rec.sigma,
                         "rating": rec.rating, "timeouts": timeouts[seat]}))
                     pipe.ltrim(_k(lad.name, f"h:{pid}"), 0, HISTORY_KEEP - 1)
-                pipe.sadd(rated, mid)
-                pipe.srem(_k(lad.name, "running"), mid)
+                pipe.hdel(inflight, mid)
                 pipe.execute()
                 return True
             except redis.WatchError:
@@ -317,25 +471,25 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     pids = sorted({k.decode() for k in raw} | entered)
     if not pids:
         return []
-    pipe = r.pipeline()
+    pipe = r.pipeline(transaction=False)
     pipe.zmscore(keys.PRESENCE, pids)
-    for p in pids:
-        pipe.hget(keys.player(p), "name")
-    res = pipe.execute()
-    seen, names = res[0], res[1:]
+    pipe.hmget(_k(lad.name, "active"), pids)
+    seen, active = pipe.execute()
+    names = players.names(r, pids)
     rows = []
-    for p, s, name in zip(pids, seen, names, strict=True):
+    for p, s, a, name in zip(pids, seen, active, names, strict=True):
         rec = Record.parse(raw.get(p.encode()), lad.seats)
+        benched = _benched(rec, s)
         rows.append({
-            "player_id": p, "name": name.decode() if name else "?",
+            "player_id": p, "name": name,
             "rating": round(rec.rating, 3), "mu": round(rec.mu, 3),
             "sigma": round(rec.sigma, 3), "games": rec.games, "wins": rec.wins,
             "win_rate": round(rec.wins / rec.games, 4) if rec.games else None,
             "timeouts": rec.timeouts, "seat_balance": rec.seats,
-            "provisional": rec.games < PROVISIONAL_GAMES, "benched": _benched(rec, s),
-            "benched_reason": rec.benched_reason if _benched(rec, s) else None,
-            "entered": p in entered,
-            "present": s is not None and s >= now - PRESENCE_WINDOW_S,
+            "provisional": rec.games < lad.provisional_games, "benched": benched,
+            "benched_reason": rec.benched_reason if benched else None,
+            "entered": p in entered, "present": _present(lad, s, now),
+            "active_matches": max(0, int(a or 0)), "last_played_at": rec.last_at,
         })
     rows.sort(key=lambda x: (-x["rating"], -x["games"], x["name"]))
     for i, row in enumerate(rows, 1):
@@ -347,6 +501,27 @@ def history(r: redis.Redis, ladder: str, pid: str, limit: int = 50) -> list[dict
     return [json.loads(x) for x in r.lrange(_k(ladder, f"h:{pid}"), 0, limit - 1)]
 
 
+def standing(r: redis.Redis, lad: LadderConfig, pid: str,
+             limit: int = 50) -> dict[str, Any] | None:
+    """A bot's rating on the ladder and its history (newest first, with the rating after each
+    match), read in one transaction so that they agree; None if it never played there."""
+    pipe = r.pipeline()  # MULTI: one snapshot
+    pipe.hget(_k(lad.name, "players"), pid)
+    pipe.lrange(_k(lad.name, f"h:{pid}"), 0, limit - 1)
+    raw, hist = pipe.execute()
+    if raw is None:
+        return None
+    rec = Record.parse(raw, lad.seats)
+    return {"rating": rec.rating, "mu": rec.mu, "sigma": rec.sigma, "games": rec.games,
+            "wins": rec.wins, "provisional": rec.games < lad.provisional_games,
+            "history": [json.loads(x) for x in hist]}
+
+
 def record(r: redis.Redis, lad: LadderConfig, pid: str) -> Record | None:
     raw = r.hget(_k(lad.name, "players"), pid)
     return None if raw is None else Record.parse(raw, lad.seats)
+
+
+
+def entry_count(r: redis.Redis, lad: LadderConfig) -> int:
+    return int(r.zcard(_k(lad.name, "entries")))

@@ -156,10 +156,8 @@ def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T
                      "read the view again")
 
 
-def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool = False,
-           ladder: str | None = None, now: float | None = None) -> MatchDoc:
-    """Create a waiting match after checking its options with the engine."""
-    now = time.time() if now is None else now
+def _options(options: dict[str, Any], rated: bool) -> dict[str, Any]:
+    """The options with their defaults, after the checks the engine doesn't make."""
     opts = dict(options)
     opts.setdefault("turn_timeout_s", 30)
     opts.setdefault("timeout_policy", "auto")
@@ -169,6 +167,14 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
         raise StoreError("invalid_request", f"timeout_policy must be one of {TIMEOUT_POLICIES}")
     if rated and any(opts.get(k) is not None for k in ("seed", "deck", "first_seat")):
         raise StoreError("invalid_request", "rated matches never take seed, deck or first_seat")
+    return opts
+
+
+def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool = False,
+           ladder: str | None = None, now: float | None = None) -> MatchDoc:
+    """Create a waiting match after checking its options with the engine."""
+    now = time.time() if now is None else now
+    opts = _options(options, rated)
     # Validate everything the engine will be given, now rather than at the last join.
     try:
         probe = engine.new_match(
@@ -187,6 +193,37 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
     _write(pipe, doc, None)
     pipe.zadd(keys.ALL_MATCHES, {mid: now})
     pipe.execute()
+    return doc
+
+
+def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: list[str],
+                  names: list[str], *, rated: bool = False, ladder: str | None = None,
+                  now: float | None = None) -> MatchDoc:
+    """Queue on ``pipe`` (a MULTI pipeline the caller executes) a match whose seats are all taken
+    at once, in the given order, so that it starts at once: what the ladder's scheduler does with
+    the bots it seats (one round trip per batch of matches; nothing half-made if it dies). No
+    WATCH is needed: the id is new, nobody can join or act before it exists. The seed is always
+    the server's own."""
+    now = time.time() if now is None else now
+    opts = _options(options, rated)
+    try:
+        state = engine.new_match(
+            opts["ruleset"], opts["seats"], seed=opts.get("seed") or secrets.token_hex(16),
+            tokens_to_win=opts.get("tokens_to_win"), first_seat=opts.get("first_seat"),
+            deck=opts.get("deck"), two_player_setup=opts["two_player_setup"])
+    except EngineError as e:
+        raise StoreError("invalid_request", e.message) from e
+    if len(seats) != state.players or len(names) != len(seats) or len(set(seats)) != len(seats):
+        raise StoreError("invalid_request", f"{state.players} distinct players are needed")
+    opts["seed"], opts["tokens_to_win"] = state.seed, state.tokens_to_win
+    doc = MatchDoc(id="m_" + secrets.token_hex(6), created_at=now, created_by=creator,
+                   options=opts, rated=rated, ladder=ladder, seats=list(seats),
+                   names=list(names), status=ACTIVE, version=1 + len(seats), state=state)
+    _set_deadline(doc, now)
+    _write(pipe, doc, None)
+    pipe.zadd(keys.ALL_MATCHES, {doc.id: now})
+    for pid in seats:
+        pipe.zadd(keys.player_matches(pid), {doc.id: now})
     return doc
 
 
