@@ -29,31 +29,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from service.store import deadlines, matches, players  # noqa: E402
 from service.store.docs import ACTIVE, FINISHED, MatchDoc  # noqa: E402
+from tests.support.measure import cpu_seconds, pct  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 from tests.support.rqproc import RqCron, RqWorker  # noqa: E402
 
 TURN_TIMEOUT_S = 1
 BAR_P99_MS = 1500.0
-
-
-def cpu_seconds(pid: int | None) -> float:
-    """User + system CPU time of a process and its children so far (Linux /proc), else 0."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            kids = [int(k) for k in f.read().split()]
-    except (OSError, ValueError):
-        return 0.0
-    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return own + sum(cpu_seconds(k) for k in kids)
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    return s[min(len(s) - 1, max(0, round(p / 100 * len(s) + 0.5) - 1))]
 
 
 class Bench:

@@ -48,32 +48,13 @@ import redis  # noqa: E402
 from service.config import LadderConfig  # noqa: E402
 from service.store import deadlines, keys, ladders  # noqa: E402
 from service.store.docs import FINISHED, MatchDoc  # noqa: E402
+from tests.support.measure import cpu_seconds, pct  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 
 WARMUP_S = 10.0
 ENV = {"LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": "2", "LADDERS": "",
        "ENQUEUE_JOBS": "1", "RECOVERY_INTERVAL_S": "5"}
 DUEL = LadderConfig("duel", "classic", 2, turn_timeout_s=2, interval_s=1)
-
-
-def cpu_seconds(pid: int | None) -> float:
-    """User + system CPU time of a process and its children so far (Linux /proc), else 0."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            kids = [int(k) for k in f.read().split()]
-    except (OSError, ValueError):
-        return 0.0
-    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return own + sum(cpu_seconds(k) for k in kids)
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    return s[min(len(s) - 1, max(0, round(p / 100 * len(s) + 0.5) - 1))]
 
 
 # --------------------------------------------------------------------------- bot processes
