@@ -18,7 +18,6 @@ class Config:
     max_body_bytes: int = 16 * 1024
     # Long-polls and deadlines
     max_wait_s: int = 60
-    default_turn_timeout_s: int = 30
     idempotency_ttl_s: int = 48 * 3600
     rate_limit: str = "20/second;600/minute"
     rate_limits_enabled: bool = True
@@ -31,7 +30,6 @@ class Config:
             redis_url=os.environ.get("REDIS_URL") or cls.redis_url,
             max_body_bytes=_env_int("MAX_BODY_BYTES", cls.max_body_bytes),
             max_wait_s=_env_int("MAX_WAIT_S", cls.max_wait_s),
-            default_turn_timeout_s=_env_int("DEFAULT_TURN_TIMEOUT_S", cls.default_turn_timeout_s),
             rate_limit=os.environ.get("RATE_LIMIT") or cls.rate_limit,
             rate_limits_enabled=os.environ.get("RATE_LIMITS", "1") != "0",
             enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",
