@@ -41,6 +41,11 @@ def body_hash(body: Any) -> str:
 # --------------------------------------------------------------------------- reading
 
 
+def _due(doc: MatchDoc, now: float) -> bool:
+    """Whether the pending turn's deadline has passed (a timeout is due)."""
+    return doc.status == ACTIVE and doc.deadline is not None and now >= doc.deadline
+
+
 def _load(r: redis.Redis | Pipeline, mid: str) -> MatchDoc:
     raw = r.get(keys.match(mid))
     if raw is None:
@@ -65,7 +70,7 @@ def get(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
         raise StoreError("not_found", f"no match {mid!r}")
     doc = _load(r, mid)
     now = time.time() if now is None else now
-    if doc.status == ACTIVE and doc.deadline is not None and now >= doc.deadline:
+    if _due(doc, now):
         return expire(r, mid, now=now)
     return doc
 
@@ -93,9 +98,8 @@ def _after_engine_change(doc: MatchDoc, now: float) -> None:
 def _apply_due_timeouts(doc: MatchDoc, now: float) -> int:
     """Apply every timeout due by ``now``; each next turn starts at the previous deadline."""
     applied = 0
-    while (doc.status == ACTIVE and doc.deadline is not None and now >= doc.deadline
-           and applied < MAX_TIMEOUTS_PER_PASS):
-        assert doc.state is not None
+    while _due(doc, now) and applied < MAX_TIMEOUTS_PER_PASS:
+        assert doc.state is not None and doc.deadline is not None
         deadline = doc.deadline
         doc.state, _ = engine.apply_timeout(
             doc.state, policy=doc.options["timeout_policy"],
@@ -421,6 +425,4 @@ def load_many(r: redis.Redis, ids: list[str]) -> list[MatchDoc]:
     raws = r.mget([keys.match(m) for m in ids])
     docs = [MatchDoc.from_json(raw) for raw in raws if raw is not None]
     now = time.time()
-    return [expire(r, d.id, now=now)
-            if d.status == ACTIVE and d.deadline is not None and now >= d.deadline else d
-            for d in docs]
+    return [expire(r, d.id, now=now) if _due(d, now) else d for d in docs]
