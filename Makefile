@@ -17,7 +17,7 @@ TYPE_DIRS := service/engine sdk/llsdk
 # Print the subset of the given paths that exist (empty if none).
 existing = $$(for p in $(1); do [ -e "$$p" ] && printf '%s ' "$$p"; done; true)
 
-.PHONY: venv install test lint typecheck browser bench openapi run clean
+.PHONY: venv install test lint typecheck browser bottools bench openapi run clean
 
 venv install: $(STAMP)
 
@@ -36,7 +36,7 @@ typecheck: $(STAMP)
 	if [ -z "$$paths" ]; then echo "typecheck: nothing to check yet"; \
 	else echo "mypy $$paths"; $(VENV)/bin/mypy $$paths; fi
 
-test: lint typecheck browser
+test: lint typecheck browser bottools
 	$(VPY) -m pytest
 
 # Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
@@ -52,6 +52,22 @@ browser:
 		$$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 \
 		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1; } \
 		|| echo "browser: could not install chromium (browser tests will skip)"; \
+	fi
+
+# jq and Node for the example bots in other languages (tests/test_example_bots.py runs
+# examples/bots/curl_bot.sh and examples/bots/js/bot.mjs): Debian's `jq` and `nodejs`, installed
+# only when missing, the same way as chromium above. If they cannot be installed, those tests skip.
+bottools:
+	@missing=; command -v jq >/dev/null 2>&1 || missing="$$missing jq"; \
+	command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || missing="$$missing nodejs"; \
+	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+		else echo "bottools: not root and no sudo: cannot install$$missing (the example bot tests will skip)"; exit 0; fi; \
+		echo "bottools: installing Debian's$$missing for the example bot tests"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		$$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1 \
+		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1; } \
+		|| echo "bottools: could not install$$missing (the example bot tests will skip)"; \
 	fi
 
 bench: $(STAMP)

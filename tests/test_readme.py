@@ -1,5 +1,6 @@
-"""The README's "Walkthrough with curl" block, run for real with bash against gunicorn on a
-private Redis, step by step checked against the engine; and its Configuration table."""
+"""The curl walkthrough of docs/protocol.md, run for real with bash against gunicorn on a private
+Redis, step by step checked against the engine; the README's quick start; the Configuration table
+of docs/operations.md."""
 
 from __future__ import annotations
 
@@ -24,15 +25,17 @@ from tests.support.redis_proc import RedisProcess
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+PROTOCOL = REPO / "docs" / "protocol.md"
+OPERATIONS = REPO / "docs" / "operations.md"
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None or shutil.which("python3") is None,
                                 reason="the walkthrough needs curl and python3")
 
 
 def walkthrough() -> str:
-    text = README.read_text()
+    text = PROTOCOL.read_text()
     section = text.split("## Walkthrough with curl", 1)
-    assert len(section) == 2, "README has no '## Walkthrough with curl' section"
+    assert len(section) == 2, "docs/protocol.md has no '## Walkthrough with curl' section"
     m = re.search(r"```sh\n(.*?)```", section[1], re.S)
     assert m, "no ```sh block in the walkthrough section"
     return m.group(1)
@@ -87,7 +90,7 @@ def test_quick_start_comes_first() -> None:
     text = README.read_text()
     first_block = re.search(r"```(?:sh)?\n(.*?)```", text, re.S)
     assert first_block and first_block.group(1).split() == ["make", "run", "make", "test"]
-    assert text.index("## Quick start") < text.index("## Walkthrough with curl")
+    assert text.index("## Quick start") < text.index("## Documentation")
 
 
 def test_walkthrough_runs(base_url: str, tmp_path: Path) -> None:
@@ -151,7 +154,7 @@ def test_walkthrough_runs(base_url: str, tmp_path: Path) -> None:
 
 def test_configuration_table_lists_every_setting() -> None:
     """Every environment variable read by service/config.py or service/gunicorn_conf.py is a
-    row of the README's Configuration table."""
+    row of the Configuration table in docs/operations.md."""
     service = REPO / "service"
     names: set[str] = set()
     for name in ("config.py", "gunicorn_conf.py"):
@@ -159,6 +162,6 @@ def test_configuration_table_lists_every_setting() -> None:
         names |= set(re.findall(r"""(?:environ\.get|environ\[|_env_\w+)\(?\s*["']([A-Z][A-Z0-9_]+)["']""",
                                 src))
     assert "REDIS_URL" in names and "WEB_CONCURRENCY" in names, names
-    table = README.read_text().split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    table = OPERATIONS.read_text().split("## Configuration", 1)[1].split("\n## ", 1)[0]
     rows = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \|", table, re.M))
-    assert not names - rows, f"missing from README's Configuration table: {sorted(names - rows)}"
+    assert not names - rows, f"missing from docs/operations.md#configuration: {sorted(names - rows)}"

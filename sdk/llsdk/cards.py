@@ -1,4 +1,4 @@
-"""Reference data for bot authors: card names, values and copies per ruleset (RULES.md R1-R3).
+"""Reference data for bot authors: card names, values and copies per ruleset (docs/rules.md#R1).
 
 The rules themselves live only in the service's engine; these tables are what a bot needs to
 reason about a view (a test checks that they equal the engine's).

@@ -1,6 +1,6 @@
 """Love Letter rules engine: pure Python, standard library only, no I/O.
 
-Rules are numbered in RULES.md (R1-R32). A match is plain data (:class:`MatchState`); the player
+Rules are numbered in docs/rules.md (R1-R32, anchors ``docs/rules.md#R16``). A match is plain data (:class:`MatchState`); the player
 to act picks one of :func:`legal_actions`; :func:`apply` returns the next state and the events;
 :func:`view` projects the state for one seat, :func:`public_view` for spectators.
 

@@ -206,7 +206,7 @@ ACTION_CASES: list[Case] = [
     ("stale expected_version", act(P0, {**HIT, "expected_version": 1}), 409,
      ("version_conflict",)),
     # a stale If-Match keeps the code's meaning (version_conflict) with HTTP's 412 status, as
-    # documented (DESIGN.md, llsdk.errors)
+    # documented (docs/protocol.md, llsdk.errors)
     ("stale If-Match", act(P0, HIT, headers={"If-Match": '"1"'}), 412, ("version_conflict",)),
     ("garbage If-Match", act(P0, HIT, headers={"If-Match": "yesterday"}), 412,
      ("precondition_failed",)),

@@ -1,4 +1,4 @@
-"""Hidden information over HTTP (RULES.md R29-R32).
+"""Hidden information over HTTP (docs/rules.md#R29 to #R32).
 
 Every answer a player, a spectator or an outsider receives while random matches are played through
 the API is checked against the engine's own projection: the match is replayed locally with the

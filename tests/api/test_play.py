@@ -87,7 +87,7 @@ def test_complete_match_to_the_end(api: Api, ruleset: str, seats: int, seed: str
 
 
 def test_walkthrough_register_create_join_view_act(api: Api) -> None:
-    """The README's curl walkthrough, step by step: register two players, create a classic
+    """The curl walkthrough of docs/protocol.md, step by step: register two players, create a classic
     2-player match, join, view, act."""
     # register: the token is shown once
     r = api.request("POST", "/v1/players", json={"name": f"alice-{random.randrange(10**9)}"})

@@ -4,7 +4,7 @@ A scenario is a match on an explicit round-1 deck. :func:`build_deck` writes the
 cares about on top and completes the deck with the ruleset's remaining cards in card order (spy,
 guard, priest, ... princess), so the whole deck is known and every outcome is exact.
 :func:`scenario` goes one step further and lays the top of the deck out the way setup takes it
-(RULES.md R5-R7): the face-down set-aside card(s), the face-up cards (2 players), one card per seat
+(docs/rules.md#R5 to #R7): the face-down set-aside card(s), the face-up cards (2 players), one card per seat
 dealt from the first player on, then the cards drawn turn by turn.
 """
 

@@ -1,4 +1,4 @@
-"""Rule-by-rule tests of the engine: every rule of /work/shared/RULES.md (R1-R32) by its ID.
+"""Rule-by-rule tests of the engine: every rule of docs/rules.md (R1-R32) by its ID.
 
 Each test is a scenario on an explicit deck (see ``helpers.scenario``: set-aside card(s), face-up
 cards, one card per seat from the first player, then the draws) with exact expected outcomes.

@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+// A Love Letter Arena bot in JavaScript: Node 18+ and its built-in fetch, no packages.
+// It plays one match to its end.
+//
+//   node bot.mjs new [RULESET] [SEATS]   create a match (classic, 2 by default), join it, play it
+//   node bot.mjs join MATCH_ID           take the next free seat of a match, play it
+//   node bot.mjs play MATCH_ID           play a match this player already sits in
+//
+// Environment: LLSDK_URL (the server, default http://127.0.0.1:8000); LLSDK_TOKEN (a player's
+// token; without it the bot registers a new player named BOT_NAME, default js-bot-<random>).
+// It prints the match id first, then one line per move and per round, and the result last.
+// The protocol is described in docs/protocol.md; the rules in docs/rules.md.
+
+import { randomUUID } from "node:crypto";
+
+const BASE = (process.env.LLSDK_URL || "http://127.0.0.1:8000").replace(/\/+$/, "");
+const WAIT = Number(process.env.BOT_WAIT || 30); // seconds each long-poll may be held
+let token = process.env.LLSDK_TOKEN || "";
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super(`${status} ${body.code}: ${body.message}`);
+    this.status = status;
+    this.code = body.code;
+  }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// One request path for every call: JSON in and out, the token, retries on network errors and
+// on 429/503 (honouring Retry-After). Errors become ApiError with the server's stable code.
+async function api(method, path, { body, headers = {} } = {}) {
+  for (let attempt = 1; ; attempt++) {
+    let res;
+    try {
+      res = await fetch(BASE + path, {
+        method,
+        headers: {
+          Accept: "application/json",
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout((WAIT + 15) * 1000),
+      });
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await sleep(1000);
+      continue;
+    }
+    const data = res.status === 204 ? null : await res.json();
+    if (res.ok) return data;
+    if ((res.status === 429 || res.status === 503) && attempt < 10) {
+      await sleep(1000 * Math.max(1, Number(res.headers.get("Retry-After")) || 1));
+      continue;
+    }
+    throw new ApiError(res.status, data);
+  }
+}
+
+// A random legal action, never giving up the Princess when anything else is legal.
+function choose(view) {
+  const all = view.legal_actions;
+  const safe = all.filter((a) => a.card !== "princess");
+  const pool = safe.length ? safe : all;
+  return pool[Math.floor(Math.random() * pool.length)];
+}
+
+async function main(argv) {
+  const [cmd = "new", arg1, arg2] = argv;
+  if (!token) {
+    const name = process.env.BOT_NAME || `js-bot-${Math.floor(Math.random() * 1e9)}`;
+    token = (await api("POST", "/v1/players", { body: { name } })).token;
+  }
+  let match;
+  if (cmd === "new") {
+    const created = await api("POST", "/v1/matches", {
+      body: { ruleset: arg1 || "classic", seats: Number(arg2 || 2) },
+    });
+    match = created.match_id;
+    await api("POST", `/v1/matches/${match}/join`);
+  } else if (cmd === "join" && arg1) {
+    match = arg1;
+    await api("POST", `/v1/matches/${match}/join`);
+  } else if (cmd === "play" && arg1) {
+    match = arg1;
+  } else {
+    console.error("usage: node bot.mjs new [RULESET] [SEATS] | join MATCH_ID | play MATCH_ID");
+    return 2;
+  }
+  console.log(`match ${match}`);
+
+  let version = 0;
+  let roundSeen = 0;
+  for (;;) {
+    // Long-poll: answered as soon as the match passes `version` (or after WAIT seconds).
+    let view = await api("GET", `/v1/matches/${match}/view?wait=${WAIT}&after=${version}`);
+    for (;;) {
+      version = view.version;
+      const last = view.last_round;
+      if (last && last.round > roundSeen) {
+        roundSeen = last.round;
+        console.log(`round ${last.round}: winners ${JSON.stringify(last.winners)} ` +
+                    `(${last.reason}), tokens ${JSON.stringify(last.tokens)}`);
+      }
+      if (view.status === "finished") {
+        const { winners, tokens } = view.result;
+        const won = winners.includes(view.seat) ? " (we won)" : "";
+        console.log(`finished: winners ${JSON.stringify(winners)}, ` +
+                    `tokens ${JSON.stringify(tokens)}${won}`);
+        return 0;
+      }
+      if (!view.legal_actions.length) break;
+      const action = choose(view);
+      console.log(`seat ${view.seat} plays ${JSON.stringify(action)}`);
+      try {
+        // One Idempotency-Key per move: a retry after a lost answer is never applied twice.
+        // expected_version refuses the move if the match moved since we read it.
+        view = await api("POST", `/v1/matches/${match}/actions`, {
+          body: { ...action, expected_version: version },
+          headers: { "Idempotency-Key": randomUUID() },
+        });
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 409) break; // moved meanwhile: read again
+        throw err;
+      }
+    }
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`bot.mjs: ${err.message}`);
+    process.exit(1);
+  },
+);

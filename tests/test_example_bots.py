@@ -1,0 +1,136 @@
+"""Bots in other languages: examples/bots/curl_bot.sh (bash, curl, jq) and examples/bots/js/bot.mjs
+(Node, built-in fetch) play whole matches, against each other, on the real app under gunicorn.
+
+Each bot prints the match id, one line per move and per round and the result last; the test
+checks their output against what the server recorded: the match finished, every move printed was
+applied by that seat, and every bot reports the same winners as the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.support.server import ApiServer
+
+REPO = Path(__file__).resolve().parent.parent
+CURL_BOT = REPO / "examples" / "bots" / "curl_bot.sh"
+JS_BOT = REPO / "examples" / "bots" / "js" / "bot.mjs"
+
+
+def node_major() -> int:
+    node = shutil.which("node") or shutil.which("nodejs")
+    if node is None:
+        return 0
+    out = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    m = re.match(r"v(\d+)", out)
+    return int(m.group(1)) if m else 0
+
+
+needs_tools = pytest.mark.skipif(
+    shutil.which("curl") is None or shutil.which("jq") is None or node_major() < 18,
+    reason="needs curl, jq and Node 18+ (make test installs jq and nodejs from Debian)")
+
+
+def command(kind: str, *args: str) -> list[str]:
+    if kind == "curl":
+        return ["bash", str(CURL_BOT), *args]
+    return [shutil.which("node") or "nodejs", str(JS_BOT), *args]
+
+
+def start(kind: str, url: str, *args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
+    env.update(LLSDK_URL=url, BOT_WAIT="10")
+    return subprocess.Popen(command(kind, *args), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO)
+
+
+def first_line(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, f"the bot printed nothing; stderr: {proc.stderr.read() if proc.stderr else ''}"
+    return line.strip()
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 120) -> str:
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
+    return out
+
+
+def play_match(url: str, kinds: list[str], ruleset: str) -> tuple[str, list[str]]:
+    """The first bot creates the match; the others join it. Returns the match id and each bot's
+    output after the match id line."""
+    creator = start(kinds[0], url, "new", ruleset, str(len(kinds)))
+    match_id = first_line(creator).removeprefix("match ")
+    assert re.fullmatch(r"m_\w+", match_id), match_id
+    joiners = [start(k, url, "join", match_id) for k in kinds[1:]]
+    for j in joiners:
+        assert first_line(j) == f"match {match_id}"
+    outs = [finish(p) for p in [creator, *joiners]]
+    return match_id, outs
+
+
+def check_against_the_record(url: str, match_id: str, outs: list[str]) -> dict[str, object]:
+    record = requests.get(f"{url}/v1/matches/{match_id}/events", timeout=10).json()
+    summary = requests.get(f"{url}/v1/matches/{match_id}", timeout=10).json()
+    assert summary["status"] == "finished", summary["status"]
+    result = summary["result"]
+    applied = [e for e in record["events"] if e["type"] in ("play", "chancellor_return")
+               and not e.get("timeout")]
+    assert applied, "no move was applied"
+    seats_that_moved = set()
+    for out in outs:
+        lines = out.splitlines()
+        winners = json.dumps(result["winners"], separators=(",", ":"))
+        assert lines[-1].startswith(f"finished: winners {winners}, "), (lines[-1], result)
+        moves = [re.fullmatch(r"seat (\d) plays (\{.*\})", ln) for ln in lines]
+        for m in filter(None, moves):
+            seat, action = int(m.group(1)), json.loads(m.group(2))
+            seats_that_moved.add(seat)
+            if action["type"] == "play":
+                assert any(e["seat"] == seat and e["type"] == "play"
+                           and e["card"] == action["card"] for e in applied), (seat, action)
+        rounds = [ln for ln in lines if ln.startswith("round ")]
+        assert len(rounds) == result["rounds"], (rounds, result)
+    assert seats_that_moved == set(range(len(outs)))
+    # every move the server applied was one of theirs (no timeouts: both bots kept up)
+    assert not [e for e in record["events"] if e.get("timeout")]
+    return result
+
+
+@needs_tools
+def test_curl_bot_and_js_bot_play_a_classic_match_against_each_other(
+        api_server: ApiServer) -> None:
+    match_id, outs = play_match(api_server.url, ["curl", "js"], "classic")
+    result = check_against_the_record(api_server.url, match_id, outs)
+    tokens = result["tokens"]
+    assert isinstance(tokens, list) and max(tokens) >= 7  # R1: 7 tokens to win with 2 players
+
+
+@needs_tools
+def test_two_curl_bots_and_two_js_bots_play_a_2019_table(api_server: ApiServer) -> None:
+    """Four seats of the 2019 ruleset: chancellor returns and spies included."""
+    match_id, outs = play_match(api_server.url, ["js", "curl", "js", "curl"], "2019")
+    check_against_the_record(api_server.url, match_id, outs)
+
+
+@needs_tools
+@pytest.mark.parametrize("kind", ["curl", "js"])
+def test_bots_report_api_errors_and_exit_non_zero(api_server: ApiServer, kind: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env.update(LLSDK_URL=api_server.url, LLSDK_TOKEN="llt_made-up")
+    started = time.monotonic()
+    done = subprocess.run(command(kind, "new"), env=env, capture_output=True, text=True,
+                          timeout=60, cwd=REPO)
+    assert done.returncode != 0
+    assert "401 unauthorized" in done.stderr, done.stderr
+    assert time.monotonic() - started < 30
