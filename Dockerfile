@@ -1,6 +1,6 @@
 # Love Letter Arena: one image for every process of the stack (api, worker, cron, house bots);
 # docker-compose.yml picks the command. Configuration comes only from environment variables
-# (README.md, "Configuration").
+# (docs/operations.md#configuration).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -10,12 +10,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# The service (with its CLI tools: gunicorn, rq) and the SDK (llsdk: the house bots use it).
+# What running needs, exactly as locked (every package pinned, with its hashes): a layer of its own
+# that is rebuilt only when the lock file changes. Then the service (with its CLI tools: gunicorn,
+# rq) and the SDK (llsdk: the house bots use it), built with the locked setuptools.
+COPY requirements/run.txt requirements/run.txt
+RUN pip install --require-hashes -r requirements/run.txt
 COPY pyproject.toml README.md ./
 COPY service/ service/
 COPY sdk/ sdk/
 COPY examples/ examples/
-RUN pip install . ./sdk \
+RUN pip install --no-deps --no-build-isolation . ./sdk \
  && useradd --system --uid 10001 --gid 0 --home-dir /app --shell /usr/sbin/nologin arena
 
 # Never run as root. /tmp holds gunicorn's PROMETHEUS_MULTIPROC_DIR.

@@ -223,7 +223,10 @@ def test_dockerfile_commands_and_sources_exist() -> None:
         *sources, _dest = m.group(1).split()
         for src in sources:
             assert (REPO / src).exists(), f"COPY {src}: not in the repository"
-    assert "pip install . ./sdk" in text  # the service and the SDK (the house bots use it)
+    # what running needs, from the lock file with its hashes; then the service and the SDK (the
+    # house bots use it) without resolving anything again
+    assert "pip install --require-hashes -r requirements/run.txt" in text
+    assert "pip install --no-deps --no-build-isolation . ./sdk" in text
 
 
 # --------------------------------------------------------------------------- run them here
