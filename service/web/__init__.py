@@ -3,7 +3,10 @@
 Everything is served from this package (templates and static files, no external assets). The
 pages are thin shells: their scripts read the same public JSON API as everyone else
 (``/v1/ladders``, ``/v1/matches/{id}``, ``/v1/matches/{id}/events``, ``/v1/players/{id}``), so
-they can show nothing a spectator could not fetch. These routes are plain Flask routes, not part
+they can show nothing a spectator could not fetch. The play pages (``/play``, ``/play/{id}``) act
+for a person with the token they signed up for, kept in the browser's localStorage: they read
+that player's own view (``/v1/matches/{id}/view``) and post the moves its ``legal_actions`` offer,
+through the same public API and long-polls a bot uses. These routes are plain Flask routes, not part
 of the OpenAPI document.
 """
 
@@ -44,6 +47,16 @@ def ladder(name: str) -> Any:
 @bp.get("/matches/<match_id>")
 def match(match_id: str) -> Any:
     return render_template("match.html", page="match", match_id=_checked(match_id))
+
+
+@bp.get("/play")
+def lobby() -> Any:
+    return render_template("lobby.html", page="lobby")
+
+
+@bp.get("/play/<match_id>")
+def play(match_id: str) -> Any:
+    return render_template("play.html", page="play", match_id=_checked(match_id))
 
 
 @bp.get("/players/<player_id>")

@@ -12,7 +12,7 @@
 "use strict";
 
 (() => {
-  const { el, clear, getJSON, title, card, cardBack, playerLink, sleep } = LL;
+  const { el, clear, getJSON, card, cardBack, playerLink, sleep } = LL;
   const mid = document.body.dataset.match;
   const params = new URLSearchParams(location.search);
   const INTERVAL = Math.max(200, parseInt(params.get("interval") || "1000", 10) || 1000);
@@ -23,86 +23,7 @@
 
   const $ = (id) => document.getElementById(id);
   const who = (seat) => (seat === null || seat === undefined ? "nobody" : names[seat] || `seat ${seat}`);
-  const a = (name) => `the ${title(name)}`;
-  const list = (cards) => (cards && cards.length ? cards.map(title).join(", ") : "nothing");
-  const whoList = (seats) => (seats || []).map(who).join(" and ") || "nobody";
-
-  // ------------------------------------------------------------------ sentences
-
-  const REASONS = { guard: "guessed by a guard", baron: "lost a baron comparison", princess: "discarded the Princess",
-                    forfeit: "forfeited", last_standing: "last player standing", showdown: "showdown",
-                    tokens: "enough tokens", timeout: "timed out too often", resigned: "resigned" };
-
-  /** One event as an English sentence (null: not worth a line). */
-  function describe(e) {
-    const t = e.timeout ? " (timed out: the server played for them)" : "";
-    switch (e.type) {
-      case "deck": return `The deck is shuffled (top first): ${list(e.deck)}.`;
-      case "round_start":
-        return `Round ${e.round} begins; ${who(e.first)} starts.` +
-          (e.face_up && e.face_up.length ? ` Face up: ${list(e.face_up)}.` : "") + ` ${e.deck_count} cards in the deck.`;
-      case "dealt": return `${who(e.seat)} is dealt ${a(e.card)}.`;
-      case "turn": return `Turn ${e.turn}: ${who(e.seat)} to play (${e.deck_count} left in the deck).`;
-      case "drew": return `${who(e.seat)} draws ${a(e.card)}.`;
-      case "play": return describePlay(e) + t;
-      case "priest_saw": return `${who(e.seat)} looks at ${who(e.target)}'s hand: ${a(e.card)}.`;
-      case "baron_compared":
-        return `${who(e.seat)} (${title(e.card)}) and ${who(e.target)} (${title(e.target_card)}) compare hands.`;
-      case "king_swapped":
-        return `${who(e.seat)} gives ${a(e.gave)} to ${who(e.target)} and receives ${a(e.received)}.`;
-      case "prince_drew": return `${who(e.seat)} draws ${a(e.card)} to replace the discarded card.`;
-      case "chancellor_drew": return `${who(e.seat)} draws ${list(e.cards)} with the Chancellor.`;
-      case "chancellor_return":
-        return `${who(e.seat)} puts ${e.count} card${e.count === 1 ? "" : "s"} back at the bottom of the deck${t}.`;
-      case "chancellor_returned":
-        return `${who(e.seat)} keeps ${a(e.keep)} and puts ${list(e.bottom)} at the bottom.`;
-      case "eliminated":
-        return `${who(e.seat)} is out of the round (${REASONS[e.reason] || e.reason})` +
-          (e.revealed && e.revealed.length ? `, revealing ${list(e.revealed)}.` : ".");
-      case "forfeit": return `${who(e.seat)} forfeits the match (${REASONS[e.reason] || e.reason}).`;
-      case "round_end": {
-        let s = `Round ${e.round} ends (${REASONS[e.reason] || e.reason}): ${whoList(e.winners)} win${(e.winners || []).length === 1 ? "s" : ""} a token.`;
-        if (e.spy_bonus !== null && e.spy_bonus !== undefined) s += ` ${who(e.spy_bonus)} gets the Spy's token.`;
-        if (e.hands) {
-          const shown = e.hands.map((h, i) => (h.length ? `${who(i)}: ${list(h)}` : null)).filter(Boolean);
-          if (shown.length) s += ` Hands: ${shown.join("; ")}.`;
-        }
-        if (e.tokens) s += ` Tokens: ${e.tokens.map((n, i) => `${who(i)} ${n}`).join(", ")}.`;
-        return s;
-      }
-      case "match_end": return `${whoList(e.winners)} win${(e.winners || []).length === 1 ? "s" : ""} the match (${REASONS[e.reason] || e.reason}).`;
-      default: return `${e.type}`;
-    }
-  }
-
-  function describePlay(e) {
-    const me = who(e.seat), c = e.card;
-    const on = e.target !== undefined && e.target !== null;
-    switch (c) {
-      case "guard":
-        if (!on) return `${me} plays the Guard; nobody can be targeted.`;
-        return `${me} plays the Guard on ${who(e.target)}, naming the ${title(e.guess)}: ${e.hit ? "a hit!" : "a miss."}`;
-      case "priest":
-        return on ? `${me} plays the Priest and looks at ${who(e.target)}'s hand.` : `${me} plays the Priest; nobody can be targeted.`;
-      case "baron":
-        if (!on) return `${me} plays the Baron; nobody can be targeted.`;
-        return `${me} plays the Baron against ${who(e.target)}: ` +
-          (e.loser === null || e.loser === undefined ? "a tie." : `${who(e.loser)} has the lower card.`);
-      case "handmaid": return `${me} plays the Handmaid and is protected until their next turn.`;
-      case "prince": {
-        const target = e.target === e.seat ? "themself" : who(e.target);
-        return `${me} plays the Prince on ${target}; ${who(e.target)} discards ${a(e.discarded)}` +
-          (e.drew_from === "set_aside" ? " and takes the set-aside card." : e.drew_from ? " and draws a new card." : ".");
-      }
-      case "chancellor": return `${me} plays the Chancellor` + (e.drew ? ` and draws ${e.drew} card${e.drew === 1 ? "" : "s"}.` : "; the deck is empty.");
-      case "king":
-        return on ? `${me} plays the King and trades hands with ${who(e.target)}.` : `${me} plays the King; nobody can be targeted.`;
-      case "countess": return `${me} plays the Countess.`;
-      case "princess": return `${me} plays the Princess.`;
-      case "spy": return `${me} plays the Spy.`;
-      default: return `${me} plays ${a(c)}` + (on ? ` on ${who(e.target)}.` : ".");
-    }
-  }
+  const { describe, whoList } = LL.events.sentences(who);
 
   function logItem(e, extra) {
     const cls = [e.type === "round_start" ? "round" : "", e.private ? "private" : "", extra || ""].join(" ").trim();
