@@ -143,7 +143,7 @@ LL.cards = (() => {
     const node = svg("svg", { class: "cardchip", viewBox: `0 0 ${w} 24`, width: w, height: 24, role: "img", "data-card": name,
                               "aria-label": `${nm}${v === null ? "" : ` (${v})`}` });
     const t = svg("title");
-    t.textContent = `${nm}${v === null ? "" : `, value ${v}`}: ${EFFECT[name] || ""}`;
+    t.textContent = `${nm}${v === null ? "" : `, value ${v}`}`; // no effect text: it names other cards
     node.append(t);
     node.append(svg("rect", { x: 0.75, y: 0.75, width: w - 1.5, height: 22.5, rx: 5, fill: "#fffdf8", stroke: ink, "stroke-width": 1.5 }));
     node.append(svg("circle", { cx: 12, cy: 12, r: 8.5, fill: ink }));

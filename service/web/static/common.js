@@ -77,8 +77,14 @@ const LL = (() => {
 
   function title(name) { return name ? name[0].toUpperCase() + name.slice(1) : ""; }
 
+  /** A named card: a chip with its value and colour (cards.js) in the ruleset LL.ruleset. */
   function card(name, cls) {
-    return el("span", { class: "card" + (cls ? " " + cls : ""), dataset: { card: name } }, title(name));
+    const node = el("span", { class: "card" + (cls ? " " + cls : ""), dataset: { card: name } });
+    if (LL.cards) {
+      node.classList.add("chipped");
+      node.append(LL.cards.chip(name, { ruleset: LL.ruleset || "2019" }));
+    } else node.textContent = title(name);
+    return node;
   }
 
   function cardBack() { return el("span", { class: "card back", title: "a hidden card" }, "?"); }

@@ -1,4 +1,6 @@
-/* Index page: the configured ladders and lists of running and finished matches. */
+/* Index page: the configured ladders and lists of running and finished matches. It refreshes
+ * itself every 10 s (?refresh=S to change; 0 stops), without a reload and while nobody is
+ * reading a hovered or focused row. */
 "use strict";
 
 (() => {
@@ -39,7 +41,18 @@
     } catch (e) { showError(box, e); }
   }
 
-  ladders();
-  matches("active", "active");
-  matches("finished", "finished");
+  async function refresh() {
+    await Promise.all([ladders(), matches("active", "active"), matches("finished", "finished")]);
+    document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+  }
+
+  const every = parseFloat(new URLSearchParams(location.search).get("refresh") ?? "10");
+  refresh();
+  if (every > 0) {
+    setInterval(() => {
+      // don't move rows under the reader's pointer or keyboard focus
+      if (document.hidden || document.querySelector("main :hover:is(tr, a), main :focus")) return;
+      refresh();
+    }, Math.max(1, every) * 1000);
+  }
 })();

@@ -89,11 +89,14 @@
       render();
       await loadHistories();
       document.body.dataset.loaded = "1";
+      document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
     } catch (e) {
       clear(tbody, el("tr", {}, el("td", { colspan: 11, class: "muted" }, `Could not load: ${e.message}`)));
     }
   }
 
+  // The leaderboard refreshes itself (every 10 s; ?refresh=S to change, 0 stops).
+  const every = parseFloat(new URLSearchParams(location.search).get("refresh") ?? "10");
   load();
-  setInterval(load, 20000);
+  if (every > 0) setInterval(() => { if (!document.hidden) load(); }, Math.max(1, every) * 1000);
 })();

@@ -7,7 +7,13 @@
  * Replay (finished): the full record (every event, with its audience) is public once the match
  * is over. The page rebuilds the table after every step from the events (deck, dealt, drew,
  * play, king_swapped, prince_drew, chancellor_drew/returned, eliminated, round_end...), so every
- * hand is shown, and steps forward and back through the match.
+ * hand is shown, and steps forward and back through the match, or plays itself at a chosen
+ * speed (Play, or Space; ?autoplay=1&speed=MS in the address). Each step has its own link:
+ * #v=N opens the replay at step N (as numbered on the page), and the address follows the step
+ * shown, so it can be copied at any time.
+ *
+ * Moves animate: a card that has just been played slides onto its discard pile and new log lines
+ * glow, live and in replays alike.
  */
 "use strict";
 
@@ -32,7 +38,15 @@
 
   // ------------------------------------------------------------------ drawing the table
 
+  let shownDiscards = [];  // seat -> discards count at the last render (for the animation)
+  function freshFrom(p) {
+    const before = shownDiscards[p.seat];
+    shownDiscards[p.seat] = p.discards.length;
+    return before === undefined || p.discards.length < before ? p.discards.length : before;
+  }
+
   function seatBox(p, { turn, hand, revealed }) {
+    const fresh = freshFrom(p);
     const flags = [];
     if (p.eliminated && !p.forfeited) flags.push(el("span", { class: "badge" }, "out"));
     if (p.forfeited) flags.push(el("span", { class: "badge benched" }, "forfeited"));
@@ -50,7 +64,7 @@
         el("span", { class: "muted small" }, ` ${p.tokens}/${options.tokens_to_win || "?"}`)),
       el("div", { class: "row" }, el("span", { class: "label" }, revealed ? "hand" : "hand (hidden)"), handNode),
       el("div", { class: "row discards" }, el("span", { class: "label" }, "discards"),
-        p.discards.length ? p.discards.map((c) => card(c)) : el("span", { class: "muted" }, "none")));
+        p.discards.length ? p.discards.map((c, i) => card(c, i >= fresh ? "fresh" : "")) : el("span", { class: "muted" }, "none")));
   }
 
   function header(v) {
@@ -69,6 +83,7 @@
     names = v.players.map((p) => p.name);
     playerIds = v.players.map((p) => p.player_id);
     options = { ...(v.options || {}), tokens_to_win: v.tokens_to_win, ruleset: v.ruleset };
+    LL.ruleset = v.ruleset;
   }
 
   // ------------------------------------------------------------------ live
@@ -103,7 +118,7 @@
     for (const e of data.events) {
       if (e.seq <= lastSeq) continue;
       if (e.type === "deck" || e.to !== undefined) continue; // the record arrives with the replay
-      log.append(logItem(e));
+      log.append(logItem(e, lastVersion === null ? "" : "fresh"));
       lastSeq = e.seq;
     }
     log.scrollTop = log.scrollHeight;
@@ -283,9 +298,51 @@
     document.body.dataset.step = String(pos);
   }
 
-  function go(to) {
+  function go(to, { keepPlaying = false, initial = false } = {}) {
+    if (!keepPlaying) pause();
+    const from = pos;
     pos = Math.max(0, Math.min(steps.length - 1, to));
+    if (pos !== from + 1) shownDiscards = []; // a jump: no slide-in animation
     renderStep();
+    const link = `#v=${pos + 1}`;
+    $("step-link").href = link;
+    // the address follows the steps a viewer takes (not the first one shown: no navigation then)
+    if (!initial && location.hash !== link) history.replaceState(null, "", link);
+  }
+
+  // ------------------------------------------------------------------ autoplay
+
+  let timer = null;
+
+  function playing() { return timer !== null; }
+
+  function pause() {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    $("play").textContent = "▶ Play";
+    $("play").setAttribute("aria-pressed", "false");
+    document.body.dataset.playing = "0";
+  }
+
+  function play() {
+    if (pos >= steps.length - 1) go(0);
+    $("play").textContent = "❚❚ Pause";
+    $("play").setAttribute("aria-pressed", "true");
+    document.body.dataset.playing = "1";
+    const tickOnce = () => {
+      if (pos >= steps.length - 1) return pause();
+      go(pos + 1, { keepPlaying: true });
+      timer = setTimeout(tickOnce, speed());
+    };
+    timer = setTimeout(tickOnce, speed());
+  }
+
+  function speed() { return Math.max(50, parseInt($("speed").value, 10) || 1500); }
+
+  /** The step named by the address (#v=N, 1-based), or null. */
+  function stepFromHash() {
+    const m = /(?:^#|&)v=(\d+)/.exec(location.hash);
+    return m ? parseInt(m[1], 10) - 1 : null;
   }
 
   async function replay(v) {
@@ -304,16 +361,33 @@
     $("forward").onclick = () => go(pos + 1);
     $("last").onclick = () => go(steps.length - 1);
     $("step-range").oninput = (ev) => go(parseInt(ev.target.value, 10));
+    $("play").onclick = () => (playing() ? pause() : play());
+    const asked = params.get("speed");
+    if (asked) {
+      const opt = [...$("speed").options].find((o) => o.value === asked) || el("option", { value: asked }, `${asked} ms a step`);
+      if (!opt.parentNode) $("speed").append(opt);
+      $("speed").value = asked;
+    }
+    $("speed").onchange = () => { if (playing()) { pause(); play(); } };
     document.addEventListener("keydown", (ev) => {
+      if (ev.target.closest("input, select, textarea")) return;
       if (ev.key === "ArrowRight") go(pos + 1);
       else if (ev.key === "ArrowLeft") go(pos - 1);
+      else if (ev.key === " " && !ev.target.closest("button, a")) { ev.preventDefault(); playing() ? pause() : play(); }
+    });
+    window.addEventListener("hashchange", () => {
+      const want = stepFromHash();
+      if (want !== null && want !== pos) go(want);
     });
     document.body.dataset.version = v.version;
     document.body.dataset.status = v.status;
     document.body.dataset.steps = String(steps.length);
     document.body.dataset.mode = "replay";
-    // Watched live to the end: stay at the end. Opened finished: start from the beginning.
-    go(lastVersion === null ? 0 : steps.length - 1);
+    // A link to a step opens there; watched live to the end: stay at the end; opened finished:
+    // start from the beginning (and play on with ?autoplay=1).
+    const want = stepFromHash();
+    go(want !== null ? want : lastVersion === null ? 0 : steps.length - 1, { initial: true });
+    if (params.get("autoplay") === "1" && want === null) play();
   }
 
   live();
