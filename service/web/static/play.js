@@ -403,7 +403,7 @@
   function known() {
     const ks = view.known || [];
     clear($("known"), ks.length ? ks.map((k) => el("li", { class: "fact", dataset: { type: k.type, seq: k.seq } }, fact(k)))
-      : el("li", { class: "muted small" }, "Nothing yet this round. Priest looks, Baron comparisons, King trades and Chancellor draws show up here, for your eyes only."));
+      : el("li", { class: "muted small" }, "Nothing yet this round. What your cards show you of other hands appears here, for your eyes only."));
   }
 
   function log() {

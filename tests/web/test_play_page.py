@@ -1,0 +1,171 @@
+"""The play page (/play/{id}) in headless Chromium: a person plays a match by clicking.
+
+- The page never shows another seat's hidden card: at each of the person's turns (and at the
+  end of each round), every card the page names (card faces and chips by their data-card, the
+  log, what-you-know and result texts) is one the person's own view names, and no card held
+  right now by another seat, lying in the deck or set aside is named unless that view names it.
+  The page only ever calls the player's own endpoints with the player's own token.
+- The move is built from legal_actions only: every enabled card of the hand has a legal action,
+  and every target and guess offered is one of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import redis
+
+from service.engine import NAMES
+from service.store import matches
+from tests.support.apiclient import Api
+from tests.support.play_browser import (
+    HttpOpponents,
+    click_one_move,
+    page_state,
+    sign_in,
+    wait_my_turn_or_end,
+)
+from tests.support.redis_proc import RedisProcess
+from tests.support.server import ApiServer
+from tests.support.web import screenshot
+
+
+@pytest.fixture
+def api(api_server: ApiServer) -> Iterator[Api]:
+    client = Api(api_server.url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def store(redis_server: RedisProcess) -> Iterator[redis.Redis]:
+    r = redis_server.client()
+    yield r
+    r.close()
+
+
+SHOWN_JS = """() => {
+  const outside = (n) => !n.closest('#choices');   // the guard's guess list names every card
+  const named = [...document.querySelectorAll('[data-card]')].filter(outside).map(n => n.dataset.card);
+  const text = ['#log', '#known', '#result', '#opponents', '#centre', '#me-discards']
+    .map(s => document.querySelector(s)).filter(Boolean).map(n => n.innerText).join('\\n');
+  const backs = [...document.querySelectorAll('#opponents .opp')].map(o => ({
+    seat: Number(o.dataset.seat), count: Number(o.querySelector('.opp-hand').dataset.count),
+    backs: o.querySelectorAll('.opp-hand svg.cardface.back').length,
+    named: o.querySelectorAll('.opp-hand [data-card]').length,
+  }));
+  return {named, text, backs, version: Number(document.body.dataset.version)};
+}"""
+
+
+def _cards_in(obj: Any) -> set[str]:
+    text = json.dumps(obj)
+    return {c for c in NAMES if f'"{c}"' in text}
+
+
+def _cards_named(text: str) -> set[str]:
+    return {c for c in NAMES if re.search(rf"\b{c}\b", text, re.I)}
+
+
+def check_no_hidden_card(page: Any, api: Api, r: redis.Redis, mid: str, me: Any) -> int:
+    """The page at a still moment against the person's own view and the stored state."""
+    for _ in range(20):
+        doc = matches.load(r, mid)
+        shown = page.evaluate(SHOWN_JS)
+        if shown["version"] == doc.version:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the page did not settle on the stored version")
+    assert doc.state is not None
+    seat = doc.seat_of(me.id)
+    view = api.view(me, mid)
+    assert view["version"] == doc.version
+    mine = api.events(mid, token=me.token)["events"]  # every event this seat may see
+    knowable = _cards_in({k: v for k, v in view.items() if k != "legal_actions"}) | _cards_in(mine)
+    named = set(shown["named"]) | _cards_named(shown["text"])
+    assert named <= knowable, f"the page names {named - knowable}, which this seat can't know"
+    s = doc.state
+    if s.status == "active":
+        secret = {NAMES[c] for p, h in enumerate(s.hands) if p != seat for c in h} | \
+            {NAMES[c] for c in s.deck} | {NAMES[c] for c in s.aside}
+        assert not (secret - knowable) & named
+        for b in shown["backs"]:  # other hands: face down, only their size
+            assert b["named"] == 0, b
+            assert b["backs"] == b["count"] == len(s.hands[b["seat"]]), b
+    return int(doc.version)
+
+
+def test_play_page_never_shows_another_seats_hidden_card(
+        page: Any, api: Api, store: redis.Redis, api_server: ApiServer) -> None:
+    mid, players, _ = api.new_match(4, prefix="pp", ruleset="2019", seed="play-secret-3",
+                                    tokens_to_win=2, turn_timeout_s=600)
+    me = players[0]
+    sign_in(page, api_server.url, me)
+    calls: list[tuple[str, str, str | None]] = []  # from the table on
+    page.on("request", lambda rq: calls.append((rq.method, rq.url, rq.headers.get("authorization"))))
+    page.goto(f"{api_server.url}/play/{mid}")
+    rng = random.Random(11)
+    checks = 0
+    with HttpOpponents(api_server.url, mid, players[1:], delay=0.02):
+        end = time.monotonic() + 100
+        while time.monotonic() < end:
+            st = wait_my_turn_or_end(page, 60)
+            if st["status"] == "finished":
+                break
+            check_no_hidden_card(page, api, store, mid, me)
+            checks += 1
+            if checks == 3:
+                screenshot(page, "play-secret-check")
+            click_one_move(page, rng)
+        assert page_state(page)["status"] == "finished"
+    assert checks >= 3, checks
+    # Only the player's own endpoints, with the player's own token.
+    api_calls = [(m, urlsplit(u).path, a) for m, u, a in calls if urlsplit(u).path.startswith("/v1/")]
+    assert api_calls
+    allowed = re.compile(rf"^/v1/(matches/{mid}/(view|events|actions)|rulesets|me)$")
+    for m, path, auth in api_calls:
+        assert allowed.match(path), path
+        if path != "/v1/rulesets":
+            assert auth == f"Bearer {me.token}", (m, path)
+
+
+def test_only_legal_choices_are_offered(page: Any, api: Api, api_server: ApiServer) -> None:
+    mid, players, _ = api.new_match(2, prefix="lg", ruleset="2019", seed="play-legal-2",
+                                    tokens_to_win=1, turn_timeout_s=600, first_seat=0)
+    me = players[0]
+    sign_in(page, api_server.url, me)
+    page.goto(f"{api_server.url}/play/{mid}")
+    rng = random.Random(3)
+    seen: list[str] = []
+    with HttpOpponents(api_server.url, mid, players[1:], delay=0.02):
+        for _ in range(6):
+            st = wait_my_turn_or_end(page, 30)
+            if st["status"] == "finished":
+                break
+            legal = api.view(me, mid)["legal_actions"]
+            enabled = page.eval_on_selector_all("#hand button:not([disabled])", "bs => bs.map(b => b.dataset.card)")
+            key = "keep" if st["phase"] == "chancellor" else "card"
+            assert set(enabled) == {a[key] for a in legal}, (enabled, legal)
+            click_one_move(page, rng, before_choice=functools.partial(offered, page, legal, seen))
+        page.wait_for_function("document.body.dataset.status === 'finished'", timeout=60000)
+    assert seen, "no move needed a target or a guess: nothing was checked past the card"
+
+
+def offered(page: Any, legal: list[dict[str, Any]], seen: list[str], kind: str) -> None:
+    """The targets and guesses the page offers are those of legal_actions."""
+    opts = page.eval_on_selector_all(
+        "#choices button.option", "bs => bs.map(b => [b.dataset.target, b.dataset.guess])")
+    seen.append(kind)
+    if kind == "target":
+        assert {int(t) for t, _ in opts if t} <= {a.get("target") for a in legal}, opts
+    if kind == "guess":
+        assert {g for _, g in opts} == {a.get("guess") for a in legal if a.get("guess")}, opts
