@@ -7,17 +7,32 @@ Prints one figure a line, ``name: number unit`` with the 95% (Wilson) interval a
     classic-2p counting game win: N % [lo, hi]
     2019-4p counting round win: N % [lo, hi]        counting vs 3 random, 2019, 4 players
     2019-4p counting game win: N % [lo, hi]
+    classic-2p search vs counting game win: N % [lo, hi]    search bot vs counting bot
+    classic-2p search vs counting round win: N % [lo, hi]
+    classic-2p search vs counting games: N games    (how many games each search figure played)
+    2019-4p search vs 3 counting game win: N % [lo, hi]     one search bot, three counting bots
+    2019-4p search vs 3 counting round win: N % [lo, hi]
+    classic-2p search round win: N % [lo, hi]       search vs random (the counting bot's test)
+    classic-2p search game win: N % [lo, hi]
+    2019-4p search round win: N % [lo, hi]          search vs 3 random
+    2019-4p search game win: N % [lo, hi]
+    search time per move median: N ms               CPU time of the search bot's decisions
+    search time per move p99: N ms                  (its budget: --budget-ms, default 100)
     arena classic-2p games/s: N games/s             random vs random, deciding from typed views,
                                                     per second of CPU time of one process
 
 A game is a whole match, to the ruleset's tokens to win; a round (or game) with several winners
 counts as a win for each. Seats rotate between games; results are reproducible for a seed.
-Run: ``make bench`` or ``.venv/bin/python bench/bots.py [--games 2000] [--seed 1]``.
+The search bot spends about 2 s of CPU per game at the default budget, so its figures use
+``--search-games`` (default 100 per figure; each line says how many games it played).
+Run: ``make bench`` or ``.venv/bin/python bench/bots.py [--games 2000] [--search-games 100]
+[--budget-ms 100] [--seed 1] [--only search]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -29,6 +44,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOTS = os.path.join(REPO, "examples", "bots")
 COUNTING = os.path.join(BOTS, "counting_bot.py")
 RANDOM = os.path.join(BOTS, "random_bot.py")
+SEARCH = os.path.join(BOTS, "search_bot.py")
 
 
 def strength(label: str, ruleset: str, players: int, games: int, seed: str) -> None:
@@ -37,6 +53,34 @@ def strength(label: str, ruleset: str, players: int, games: int, seed: str) -> N
     me = result.bots[0]
     print(f"{label} counting round win: {me.rounds.percent()}", flush=True)
     print(f"{label} counting game win: {me.games.percent()}", flush=True)
+
+
+def search_strength(label: str, against: str, ruleset: str, players: int, games: int,
+                    seed: str, budget_ms: float, times: list[float]) -> None:
+    """The search bot in seat rotation against ``players - 1`` copies of ``against``."""
+    bot = load_bot(SEARCH)
+    bot.budget = budget_ms / 1000  # type: ignore[attr-defined]
+    other = COUNTING if against == "counting" else RANDOM
+    bots = [bot] + [load_bot(other) for _ in range(players - 1)]
+    result = arena.run(bots, ruleset, games=games, seed=seed)
+    times += bot.stats  # type: ignore[attr-defined]
+    me = result.bots[0]
+    if against == "counting":
+        name = f"{label} search vs counting" if players == 2 else \
+            f"{label} search vs {players - 1} counting"
+        print(f"{name} game win: {me.games.percent()}", flush=True)
+        print(f"{name} round win: {me.rounds.percent()}", flush=True)
+    else:
+        name = f"{label} search"
+        print(f"{name} round win: {me.rounds.percent()}", flush=True)
+        print(f"{name} game win: {me.games.percent()}", flush=True)
+    print(f"{name} games: {games} games ({result.rounds} rounds)", flush=True)
+
+
+def percentile(xs: list[float], q: float) -> float:
+    """The ``q`` quantile (nearest rank) of ``xs``."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))] if xs else 0.0
 
 
 def speed(games: int, seed: str) -> None:
@@ -53,13 +97,33 @@ def speed(games: int, seed: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=int, default=2000, help="games per figure (default 2000)")
+    ap.add_argument("--search-games", type=int, default=100,
+                    help="games per search bot figure (default 100)")
+    ap.add_argument("--budget-ms", type=float, default=100.0,
+                    help="the search bot's CPU budget per move (default 100)")
     ap.add_argument("--seed", default="1")
+    ap.add_argument("--only", choices=["counting", "search", "search-counting", "speed"],
+                    help="print only these figures")
     opts = ap.parse_args()
-    if opts.games < 1:
-        sys.exit("--games must be positive")
-    strength("classic-2p", "classic", 2, opts.games, opts.seed)
-    strength("2019-4p", "2019", 4, opts.games, opts.seed)
-    speed(opts.games, opts.seed)
+    if opts.games < 1 or opts.search_games < 1:
+        sys.exit("--games and --search-games must be positive")
+    only = opts.only
+    if only in (None, "counting"):
+        strength("classic-2p", "classic", 2, opts.games, opts.seed)
+        strength("2019-4p", "2019", 4, opts.games, opts.seed)
+    if only in (None, "search", "search-counting"):
+        times: list[float] = []
+        g, seed, budget = opts.search_games, opts.seed, opts.budget_ms
+        search_strength("classic-2p", "counting", "classic", 2, g, seed, budget, times)
+        search_strength("2019-4p", "counting", "2019", 4, g, seed, budget, times)
+        if only != "search-counting":
+            search_strength("classic-2p", "random", "classic", 2, g, seed, budget, times)
+            search_strength("2019-4p", "random", "2019", 4, g, seed, budget, times)
+        print(f"search time per move median: {1000 * percentile(times, 0.5):.1f} ms "
+              f"({len(times)} moves, budget {budget:g} ms)", flush=True)
+        print(f"search time per move p99: {1000 * percentile(times, 0.99):.1f} ms", flush=True)
+    if only in (None, "speed"):
+        speed(opts.games, opts.seed)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ bot decides from a typed :class:`~llsdk.models.View` built from exactly what
 Seats rotate between games (game ``g`` puts bot ``i`` at seat ``(i + g) % n``), match ``g``
 is seeded ``"<seed>:<g>"`` and bot ``i``'s ``rng`` is seeded ``"<seed>:bot:<i>"``, so a run is
 reproducible from its seed. Command line: ``llsdk arena BOT.py BOT.py ... --games 2000``.
+
+``budget_ms`` (``--budget-ms``) is the thinking time per move given to every bot that has a
+``budget`` attribute (seconds of CPU, like ``examples/bots/search_bot.py``); the table shows each
+bot's CPU time per move (median and 99th percentile) whatever its budget.
 """
 
 from __future__ import annotations
@@ -84,6 +88,19 @@ class BotResult:
     rounds: Rate = field(default_factory=Rate)
     by_seat: list[Rate] = field(default_factory=list)
     tokens: int = 0
+    move_seconds: list[float] = field(default_factory=list, repr=False)  # CPU time per move
+
+    def move_ms(self, q: float) -> float:
+        """The ``q`` quantile (nearest rank) of this bot's CPU milliseconds per move.
+
+        >>> b = BotResult("x", move_seconds=[0.001 * i for i in range(1, 101)])
+        >>> b.move_ms(0.5), b.move_ms(0.99)
+        (50.0, 99.0)
+        """
+        xs = sorted(self.move_seconds)
+        if not xs:
+            return 0.0
+        return round(1000 * xs[min(len(xs) - 1, max(0, math.ceil(q * len(xs)) - 1))], 3)
 
 
 @dataclass
@@ -109,6 +126,7 @@ class ArenaResult:
     games: int = 0
     rounds: int = 0
     seconds: float = 0.0
+    budget_ms: float | None = None
 
     @property
     def games_per_second(self) -> float:
@@ -122,19 +140,22 @@ class ArenaResult:
             f" seed {self.seed}: {self.seconds:.1f} s, {self.games_per_second:.0f} games/s",
             "",
             f"{'bot':<{name_w}}  {'games':>6}  {'won':>6}  {'game win % [95% interval]':<27}"
-            f"  {'rounds':>7}  {'round win % [95% interval]':<27}",
+            f"  {'rounds':>7}  {'round win % [95% interval]':<27}  ms/move median  p99",
         ]
         for b in self.bots:
             lines.append(f"{b.name:<{name_w}}  {b.games.played:>6}  {b.games.wins:>6}  "
                          f"{b.games.percent():<27}  {b.rounds.played:>7}  "
-                         f"{b.rounds.percent():<27}")
+                         f"{b.rounds.percent():<27}  {b.move_ms(0.5):>14.1f}  "
+                         f"{b.move_ms(0.99):.1f}")
         lines += ["", "game win % by seat [95% interval]",
                   f"{'bot':<{name_w}}  " + "  ".join(f"{'seat ' + str(s):<27}"
                                                      for s in range(self.players))]
         for b in self.bots:
             lines.append(f"{b.name:<{name_w}}  " + "  ".join(
                 f"{r.percent() + f' ({r.played})':<27}" for r in b.by_seat))
-        lines.append("(a game or round with several winners counts as a win for each)")
+        lines.append("(a game or round with several winners counts as a win for each; ms/move is "
+                     "CPU time" + (f"; budget {self.budget_ms:g} ms per move)"
+                                   if self.budget_ms is not None else ")"))
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,8 +166,12 @@ class ArenaResult:
         return {
             "ruleset": self.ruleset, "players": self.players, "seed": self.seed,
             "games": self.games, "rounds": self.rounds, "seconds": self.seconds,
+            "budget_ms": self.budget_ms,
             "bots": [{"name": b.name, "games": rate(b.games), "rounds": rate(b.rounds),
-                      "by_seat": [rate(r) for r in b.by_seat]} for b in self.bots],
+                      "by_seat": [rate(r) for r in b.by_seat],
+                      "move_ms": {"moves": len(b.move_seconds), "median": b.move_ms(0.5),
+                                  "p99": b.move_ms(0.99), "max": b.move_ms(1.0)}}
+                     for b in self.bots],
         }
 
 
@@ -197,9 +222,11 @@ def make_view(state: MatchState, seat: int, match_id: str = "") -> View:
 def play_match(bots: Sequence[Bot], ruleset: str = "classic", *, seed: str | int = 1,
                tokens_to_win: int | None = None, match_id: str = "",
                observer: Callable[[MatchState, int, View], None] | None = None,
-               keep_state: bool = False) -> GameRecord:
+               keep_state: bool = False,
+               move_seconds: Sequence[list[float]] | None = None) -> GameRecord:
     """Play one match, ``bots[s]`` at seat ``s``. ``observer(state, seat, view)`` sees every
-    view given to a bot before it decides. Raises :class:`ArenaError` on an illegal action."""
+    view given to a bot before it decides; ``move_seconds[s]``, when given, gets the CPU time
+    of each decision of seat ``s``. Raises :class:`ArenaError` on an illegal action."""
     engine = _engine()
     n = len(bots)
     state = engine.new_match(ruleset, n, seed=str(seed), tokens_to_win=tokens_to_win)
@@ -217,7 +244,12 @@ def play_match(bots: Sequence[Bot], ruleset: str = "classic", *, seed: str | int
         v.version = len(state.events)
         if observer is not None:
             observer(state, seat, v)
-        action = bots[seat].choose(v)
+        if move_seconds is None:
+            action = bots[seat].choose(v)
+        else:
+            cpu = time.process_time()
+            action = bots[seat].choose(v)
+            move_seconds[seat].append(time.process_time() - cpu)
         try:
             ea = to_engine(action)
         except Exception as e:
@@ -238,25 +270,34 @@ def play_match(bots: Sequence[Bot], ruleset: str = "classic", *, seed: str | int
 def run(bots: Sequence[Bot], ruleset: str = "classic", games: int = 100, seed: str | int = 1, *,
         tokens_to_win: int | None = None, names: Sequence[str] | None = None,
         progress: IO[str] | None = None,
-        on_game: Callable[[int, GameRecord], None] | None = None) -> ArenaResult:
+        on_game: Callable[[int, GameRecord], None] | None = None,
+        budget_ms: float | None = None) -> ArenaResult:
     """Play ``games`` matches between ``bots`` (one seat each, 2 to 6 of them), rotating seats.
-    ``progress`` (e.g. ``sys.stderr``) gets a plain-text progress bar."""
+    ``progress`` (e.g. ``sys.stderr``) gets a plain-text progress bar. ``budget_ms`` sets the
+    ``budget`` (CPU seconds per move) of every bot that has one."""
     n = len(bots)
     if not 2 <= n <= 6:
         raise ArenaError(f"an arena needs 2 to 6 bots, not {n}")
     if len({id(b) for b in bots}) != n:
         raise ArenaError("give each seat its own bot instance")
+    if budget_ms is not None and not (isinstance(budget_ms, (int, float))
+                                      and 0 < budget_ms <= 600_000):
+        raise ArenaError(f"budget_ms must be a number of milliseconds from 0 to 600000, "
+                         f"not {budget_ms!r}")
     for i, b in enumerate(bots):
         b.rng = random.Random(f"{seed}:bot:{i}")
+        if budget_ms is not None and hasattr(b, "budget"):
+            b.budget = budget_ms / 1000
     result = ArenaResult(ruleset, n, str(seed), [
         BotResult(name, by_seat=[Rate() for _ in range(n)])
-        for name in (names or bot_names(bots))])
+        for name in (names or bot_names(bots))], budget_ms=budget_ms)
     bar = _Progress(games, progress) if progress is not None else None
     start = time.perf_counter()
     for g in range(games):
         seating = [(s - g) % n for s in range(n)]  # bot index at each seat: bot i sits at i+g
         rec = play_match([bots[i] for i in seating], ruleset, seed=f"{seed}:{g}",
-                         tokens_to_win=tokens_to_win, match_id=f"arena:{seed}:{g}")
+                         tokens_to_win=tokens_to_win, match_id=f"arena:{seed}:{g}",
+                         move_seconds=[result.bots[i].move_seconds for i in seating])
         rec.seating = seating
         result.games += 1
         result.rounds += len(rec.round_winners)

@@ -2,7 +2,7 @@
 
     llsdk register NAME                       register a player, print its token
     llsdk play BOT.py [--ladder NAME]...      play every match of the token's player
-    llsdk arena BOT.py BOT.py ... [--ruleset classic] [--games 2000] [--seed 1]
+    llsdk arena BOT.py BOT.py ... [--ruleset classic] [--games 2000] [--seed 1] [--budget-ms 100]
 
 The server URL and token come from ``--url`` / ``--token`` or ``LLSDK_URL`` / ``LLSDK_TOKEN``.
 ``BOT.py`` is a file defining a :class:`~llsdk.Bot` subclass (``BOT.py:ClassName`` picks one
@@ -104,13 +104,23 @@ def cmd_arena(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     result = arena.run(bots, args.ruleset, games=args.games, seed=args.seed,
-                       tokens_to_win=args.tokens_to_win,
+                       tokens_to_win=args.tokens_to_win, budget_ms=args.budget_ms,
                        progress=None if args.no_progress else sys.stderr)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print(result.table())
     return 0
+
+
+def _budget(text: str) -> float:
+    try:
+        ms = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
+    if not 0 < ms <= 600_000:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError("give from 0 (excluded) to 600000 milliseconds")
+    return ms
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=1000)
     p.add_argument("--seed", default="1")
     p.add_argument("--tokens-to-win", type=int, default=None)
+    p.add_argument("--budget-ms", type=_budget, default=None, metavar="MS",
+                   help="CPU milliseconds per move for every bot with a 'budget' attribute "
+                        "(e.g. examples/bots/search_bot.py; default: each bot's own)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(fn=cmd_arena)

@@ -36,14 +36,12 @@ Example (a bot that plays every legal action on 50 sampled states and keeps the 
 
     def choose(self, view):
         sampler = sim.Sampler(view)
-        engine = sim.engine()
         score = dict.fromkeys(view.legal_actions, 0.0)
         for _ in range(50):
             state = sampler.sample(self.rng)          # a service.engine.MatchState
-            for action in score:
-                s = state.clone()
-                engine.apply_inplace(s, sim.to_engine(action))
-                score[action] += sim.rollout(s, view.seat, self.rng)
+            for action in score:  # play it, then the round out at random
+                score[action] += sim.rollout(state.clone(), view.seat, self.rng,
+                                             first=sim.to_engine(action))
         return max(score, key=score.get)
 
 Needs the service's rules engine, imported lazily like :mod:`llsdk.arena`.
@@ -206,6 +204,7 @@ class Sampler:
                            "hidden places")
         self._props = [[w * k for w, k in zip(ws, pool, strict=True)] for ws in self.weights]
         self._cum = [list(itertools.accumulate(p)) for p in self._props]
+        self._posterior: dict[tuple[int, ...], float] | None = None
 
     # ------------------------------------------------------------------ replaying the round
 
@@ -389,6 +388,11 @@ class Sampler:
     def posterior(self) -> dict[tuple[int, ...], float]:
         """The exact posterior of the hidden hands (one card per entry of ``hidden``), by
         enumeration: fine for a few opponents (at most 10 ** len(hidden) terms)."""
+        if self._posterior is None:
+            self._posterior = self._enumerate()
+        return self._posterior
+
+    def _enumerate(self) -> dict[tuple[int, ...], float]:
         pool = self.pool
         supports = [[c for c in range(KINDS) if w[c] > 0 and pool[c] > 0] for w in self.weights]
         out: dict[tuple[int, ...], float] = {}
@@ -405,11 +409,20 @@ class Sampler:
         return {k: v / total for k, v in out.items()}
 
     def hand_probabilities(self, seat: int) -> dict[str, float]:
-        """The posterior of ``seat``'s (one) hidden card: card name -> probability."""
+        """The posterior of ``seat``'s (one) hidden card: card name -> probability. Exact for up
+        to 3 hidden hands; with more, estimated from 2000 samples (a fixed seed, about 10 ms;
+        within 0.03 of the exact value 95 % of the time)."""
         i = self.hidden.index(seat)
         out: dict[str, float] = {}
-        for combo, p in self.posterior().items():
-            out[CARDS[combo[i]]] = out.get(CARDS[combo[i]], 0.0) + p
+        if len(self.hidden) <= 3:
+            for combo, p in self.posterior().items():
+                out[CARDS[combo[i]]] = out.get(CARDS[combo[i]], 0.0) + p
+            return out
+        rng = random.Random(0)
+        n = 2000
+        for _ in range(n):
+            c = CARDS[self.sample_hands(rng)[i]]
+            out[c] = out.get(c, 0.0) + 1 / n
         return out
 
 
@@ -430,14 +443,18 @@ def _pick(cum: Sequence[float], rng: random.Random) -> int:
 Policy = Callable[[Any, random.Random], Any]  # (engine state, rng) -> engine action
 
 
-def rollout(state: MatchState, seat: int, rng: random.Random,
-            policy: Policy | None = None) -> float:
-    """Play ``state`` (changed in place) to the end of its round with ``policy`` for every
-    player (default: uniformly random legal actions); return the tokens ``seat`` gained in that
-    round (1 for a win, 1 more for the spy bonus, R24-R25)."""
+def rollout(state: MatchState, seat: int, rng: random.Random, policy: Policy | None = None,
+            *, first: EngineAction | None = None) -> float:
+    """Play ``first`` (if given) and then the rest of the round on ``state`` (changed in place)
+    with ``policy`` for every player (default: uniformly random legal actions); return the
+    tokens ``seat`` gained in that round (1 for a win, 1 more for the spy bonus, R24-R25).
+    Give the move to judge as ``first``: a move that ends the round is then scored on that
+    round, not on the next one."""
     eng = engine()
     rnd = state.round
     legal, apply_inplace = eng.legal_actions, eng.apply_inplace
+    if first is not None and state.status == "active":
+        apply_inplace(state, first)
     while state.status == "active" and state.round == rnd:
         apply_inplace(state, policy(state, rng) if policy else rng.choice(legal(state)))
     result = state.rounds[-1]

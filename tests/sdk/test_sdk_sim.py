@@ -338,14 +338,12 @@ def test_doctests_and_the_readme_example_run() -> None:
     class FlatMonteCarlo(Bot):
         def choose(self, view: View) -> Action:
             sampler = sim.Sampler(view)
-            eng = sim.engine()
             score = dict.fromkeys(view.legal_actions, 0.0)
             for _ in range(5):
                 state = sampler.sample(self.rng)
                 for action in score:
-                    s = state.clone()
-                    eng.apply_inplace(s, sim.to_engine(action))
-                    score[action] += sim.rollout(s, view.seat or 0, self.rng)
+                    score[action] += sim.rollout(state.clone(), view.seat or 0, self.rng,
+                                                 first=sim.to_engine(action))
             return max(score, key=lambda a: score[a])
 
     result = arena.run([FlatMonteCarlo(), FlatMonteCarlo()], "2019", games=2, seed=4)

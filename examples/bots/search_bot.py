@@ -1,0 +1,283 @@
+"""A search bot: determinized Monte Carlo on the simulator of ``llsdk.sim``.
+
+For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
+
+1. **Sample** a complete state of the round from what it knows (``llsdk.sim.Sampler``: exact card
+   counting, its private facts, and how likely each opponent hand made the plays it saw).
+2. **Try every candidate action** on that same state (common samples: the actions are compared
+   on identical deals, which cuts the noise of the comparison roughly in half) and play the round
+   out with a fast heuristic policy for every player, a policy that only uses what that player
+   could know (its own hand and the public piles), never the sampled hidden cards.
+3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24).
+
+It then plays the action with the best average. The budget is CPU time of this process
+(``time.process_time``), so a busy machine does not make it play worse, only slower.
+
+Candidate actions: every legal action, except that a Guard names at most two cards per target,
+the likeliest ones under the posterior (naming a card the target can't hold never helps).
+
+Run it against a server:   python examples/bots/search_bot.py --url URL --token TOKEN
+Or offline:                llsdk arena examples/bots/search_bot.py examples/bots/counting_bot.py
+                           (add ``--budget-ms 50`` to change the per-move budget)
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from typing import Any
+
+from llsdk import Action, Bot, View, sim
+from llsdk.cards import CARDS, COPIES, VALUES
+
+SPY, GUARD, PRIEST, BARON, HANDMAID, PRINCE, CHANCELLOR, KING, COUNTESS, PRINCESS = range(10)
+INDEX = {name: i for i, name in enumerate(CARDS)}
+
+
+class PlayoutPolicy:
+    """The fast policy every player follows in a playout. It reads only what the acting player
+    could know: its own hand, the public piles of the engine state
+    (``service.engine.MatchState``) and what it learnt (priest looks, baron ties, king trades,
+    tracked in ``known``), so a playout never profits from the hidden cards of its sample.
+
+    Rules of thumb: play the Countess when forced (R11); never give up the Princess; knock out a
+    player whose card it knows (Guard, or a Baron it wins, or a Prince on a Princess); otherwise
+    play the lower card, but keep a Baron only with a strong other card; a Guard names the
+    likeliest unseen card; targets are chosen at random among those allowed."""
+
+    def __init__(self, ruleset: str) -> None:
+        eng = sim.engine()
+        self.Action = eng.Action
+        self.values = [VALUES[ruleset].get(c, -1) for c in CARDS]
+        self.copies = [COPIES[ruleset].get(c, 0) for c in CARDS]
+        self.guessable = [c for c in range(10) if self.copies[c] and c != GUARD]
+        self.legal = eng.legal_actions
+        # A Baron is worth playing when the card kept beats an average hand (value 4 or more in
+        # classic, 5 or more in 2019).
+        self.baron_keep = 4 if ruleset == "classic" else 5
+        self.known: dict[tuple[int, int], int] = {}  # (who, whose) -> the card whose holds
+        self.seen = 0  # events of the playout's state already read into ``known``
+
+    def start(self, known: dict[tuple[int, int], int], seen: int) -> None:
+        """A new playout: what each player knows at its start; events from ``seen`` on are new."""
+        self.known = dict(known)
+        self.seen = seen
+
+    def learn(self, s: Any) -> None:
+        """Read the playout's new events into ``known``."""
+        known = self.known
+        events = s.events
+        for e in events[self.seen:]:
+            kind, d = e.type, e.data
+            if kind == "play":
+                me, t, card = d["seat"], d.get("target"), INDEX[d["card"]]
+                for key in [k for k in known if k[1] == me and known[k] == card]:
+                    del known[key]  # it played the card others knew: they know no more
+                if card == PRINCE and t is not None:
+                    for key in [k for k in known if k[1] == t]:
+                        del known[key]
+                elif card == KING and t is not None:
+                    for key in [k for k in known if me in k or t in k]:
+                        del known[key]
+            elif kind == "priest_saw":
+                known[(d["seat"], d["target"])] = INDEX[d["card"]]
+            elif kind == "king_swapped":
+                known[(d["seat"], d["target"])] = INDEX[d["gave"]]
+                known[(d["target"], d["seat"])] = INDEX[d["received"]]
+            elif kind == "baron_compared" and d["card"] == d["target_card"]:
+                known[(d["seat"], d["target"])] = INDEX[d["card"]]
+                known[(d["target"], d["seat"])] = INDEX[d["card"]]
+        self.seen = len(events)
+
+    def __call__(self, s: Any, rng: random.Random) -> Any:
+        self.learn(s)
+        me = s.turn
+        hand = s.hands[me]
+        values = self.values
+        if s.phase != "play" or len(hand) != 2:  # a chancellor's return: keep the best card
+            return max(self.legal(s), key=lambda a: (values[a.keep],
+                                                    [-values[c] for c in a.bottom]))
+        a, b = hand
+        pair = (a, b)
+        if COUNTESS in pair and (KING in pair or PRINCE in pair):
+            return self.Action("play", COUNTESS)  # R11
+        elim, prot = s.eliminated, s.protected
+        others = [p for p in range(s.players) if p != me and not elim[p] and not prot[p]]
+        known = self.known
+        for t in others:  # a sure knock-out with what we know
+            c = known.get((me, t))
+            if c is None:
+                continue
+            if GUARD in pair and c != GUARD:
+                return self.Action("play", GUARD, t, c)
+            if BARON in pair:
+                keep = b if a == BARON else a
+                if values[keep] > values[c]:
+                    return self.Action("play", BARON, t)
+            if PRINCE in pair and c == PRINCESS:
+                return self.Action("play", PRINCE, t)
+        if PRINCESS in pair:
+            card = b if a == PRINCESS else a
+        else:
+            lo, hi = (a, b) if values[a] <= values[b] else (b, a)
+            card = lo
+            if lo == BARON and values[hi] < self.baron_keep:
+                card = hi  # a Baron with a weak card is a likely loss: keep it for later
+        keep = b if card == a else a
+        return self._aim(s, me, card, keep, others, rng)
+
+    def _aim(self, s: Any, me: int, card: int, keep: int, others: list[int],
+             rng: random.Random) -> Any:
+        if card in (GUARD, PRIEST, BARON, KING, PRINCE):
+            if not others:
+                return self.Action("play", card, me if card == PRINCE else None)
+            if card == BARON:  # never baron a player known to hold more
+                values = self.values
+                safe = [t for t in others
+                        if values[self.known.get((me, t), -1)] < values[keep]]
+                others = safe or others
+            target = others[0] if len(others) == 1 else rng.choice(others)
+            if card == GUARD:
+                return self.Action("play", GUARD, target, self._guess(s, me, keep))
+            return self.Action("play", card, target)
+        return self.Action("play", card)
+
+    def _guess(self, s: Any, me: int, keep: int) -> int:
+        """The non-guard card with the most unseen copies (public piles and own hand)."""
+        left = self.copies[:]
+        for pile in s.discards:
+            for c in pile:
+                left[c] -= 1
+        for c in s.face_up:
+            left[c] -= 1
+        left[keep] -= 1
+        values = self.values
+        return max(self.guessable, key=lambda c: (left[c], values[c]))
+
+
+def knowledge(view: View, sampler: sim.Sampler) -> dict[tuple[int, int], int]:
+    """Who knows whose card at this moment: what this seat is sure of (a hand the posterior
+    pins down), and which opponents know this seat's kept card (a priest look at it, a baron
+    tie, a king trade), followed through the round's events."""
+    me = view.seat or 0
+    known: dict[tuple[int, int], int] = {}
+    if len(sampler.hidden) <= 3:
+        for seat in set(sampler.hidden):
+            probs = sampler.hand_probabilities(seat)
+            if len(probs) == 1:
+                known[(me, seat)] = INDEX[next(iter(probs))]
+    hand: list[str] = []  # our hand as it was at each moment
+    knows_mine: dict[int, str] = {}  # opponent -> our card it knows
+    for e in view.events:
+        if e.round != view.round:
+            continue
+        kind, d = e.type, e.data
+        if kind in ("dealt", "drew", "prince_drew") and d.get("seat", me) == me:
+            hand.append(d["card"])
+        elif kind == "prince_drew":
+            pass
+        elif kind == "play":
+            s, t, card = d["seat"], d.get("target"), d["card"]
+            if s == me:
+                hand.remove(card)
+                for p in [p for p, c in knows_mine.items() if c == card]:
+                    del knows_mine[p]
+            if t == me and s != me:
+                if card == "priest" and hand:
+                    knows_mine[s] = hand[0]
+                elif card == "prince":
+                    if d.get("discarded") in hand:
+                        hand.remove(d["discarded"])
+                    knows_mine.clear()
+        elif kind == "king_swapped":
+            other = d["target"] if d["seat"] == me else d["seat"]
+            got = d["received"] if d["seat"] == me else d["gave"]
+            hand[:] = [got]
+            knows_mine.clear()
+            knows_mine[other] = got
+        elif kind == "baron_compared" and d["card"] == d["target_card"]:
+            other = d["target"] if d["seat"] == me else d["seat"]
+            knows_mine[other] = d["card"]
+        elif kind == "chancellor_drew":
+            hand.extend(d["cards"])
+        elif kind == "chancellor_returned":
+            hand[:] = [d["keep"]]
+    for p, c in knows_mine.items():
+        if c in view.hand:
+            known[(p, me)] = INDEX[c]
+    return known
+
+
+class SearchBot(Bot):
+    name = "search"
+    #: CPU seconds per decision; ``SEARCH_BOT_BUDGET_MS`` or ``--budget-ms`` override it
+    budget = float(os.environ.get("SEARCH_BOT_BUDGET_MS") or 100) / 1000
+    #: cards a Guard may name per target (the likeliest ones)
+    guesses_per_target = 2
+
+    def __init__(self, budget_ms: float | None = None) -> None:
+        if budget_ms is not None:
+            self.budget = budget_ms / 1000
+        self._policies: dict[str, PlayoutPolicy] = {}
+        self.stats: list[float] = []  # CPU seconds of each decision (for benchmarks)
+        self.samples: list[int] = []  # samples searched per decision
+
+    def choose(self, view: View) -> Action:
+        legal = view.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        start = time.process_time()
+        action = self.search(view, start)
+        self.stats.append(time.process_time() - start)
+        return action
+
+    def search(self, view: View, start: float) -> Action:
+        sampler = sim.Sampler(view)
+        candidates = self.candidates(view, sampler)
+        if len(candidates) == 1:
+            return candidates[0]
+        moves = [sim.to_engine(a) for a in candidates]
+        policy = self._policies.get(view.ruleset)
+        if policy is None:
+            policy = self._policies[view.ruleset] = PlayoutPolicy(view.ruleset)
+        seat = view.seat or 0
+        rng = self.rng
+        totals = [0.0] * len(moves)
+        samples = 0
+        deadline = start + self.budget
+        # At least a few samples even when the budget is tiny, so the choice is never blind.
+        known = knowledge(view, sampler)
+        while samples < 4 or time.process_time() < deadline:
+            state = sampler.sample(rng)
+            for i, move in enumerate(moves):
+                policy.start(known, 0)
+                totals[i] += sim.rollout(state.clone(), seat, rng, policy, first=move)
+            samples += 1
+        self.samples.append(samples)
+        best = max(range(len(moves)), key=lambda i: totals[i])
+        return candidates[best]
+
+    def candidates(self, view: View, sampler: sim.Sampler) -> list[Action]:
+        """The legal actions worth searching: a Guard names only the likeliest cards."""
+        legal = view.legal_actions
+        if not any(a.card == "guard" and a.guess for a in legal):
+            return list(legal)
+        probs = {p: sampler.hand_probabilities(p) for p in set(sampler.hidden)}
+        values = view.values
+        keep: list[Action] = []
+        by_target: dict[int, list[Action]] = {}
+        for a in legal:
+            if a.card == "guard" and a.guess and a.target is not None:
+                by_target.setdefault(a.target, []).append(a)
+            else:
+                keep.append(a)
+        for t, acts in by_target.items():
+            p = probs.get(t, {})
+            acts.sort(key=lambda a: (-p.get(a.guess or "", 0.0), -values[a.guess or ""]))
+            keep += acts[:self.guesses_per_target]
+        return keep
+
+
+if __name__ == "__main__":
+    raise SystemExit(SearchBot.main())

@@ -1,0 +1,84 @@
+"""The search bot (examples/bots/search_bot.py) in a few arena games, and the arena's time budget
+option. Strength is measured by bench/bots.py, not here."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+from llsdk import arena, sim
+from llsdk.arena import make_view
+from llsdk.cli import load_bot, main
+
+from service import engine
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEARCH_BOT = os.path.join(REPO, "examples", "bots", "search_bot.py")
+COUNTING_BOT = os.path.join(REPO, "examples", "bots", "counting_bot.py")
+RANDOM_BOT = os.path.join(REPO, "examples", "bots", "random_bot.py")
+
+
+@pytest.mark.parametrize("ruleset,others", [("classic", [COUNTING_BOT]),
+                                             ("2019", [COUNTING_BOT, RANDOM_BOT, COUNTING_BOT])])
+def test_search_bot_plays_legal_games_within_the_arena_budget(ruleset: str,
+                                                              others: list[str]) -> None:
+    """A few games at a 5 ms budget: every move legal (the arena raises otherwise), the
+    budget set by the arena, each decision searched on at least 4 sampled states, and every
+    decision with a choice timed."""
+    bot = load_bot(SEARCH_BOT)
+    bots = [bot] + [load_bot(o) for o in others]
+    result = arena.run(bots, ruleset, games=2, seed="search-test", budget_ms=5)
+    assert result.games == 2 and result.budget_ms == 5
+    assert bot.budget == 0.005  # type: ignore[attr-defined]
+    searched = bot.samples  # type: ignore[attr-defined]
+    assert searched and min(searched) >= 4
+    # every move is timed; the bot times (and searches) only decisions with a choice
+    assert len(result.bots[0].move_seconds) >= len(bot.stats)  # type: ignore[attr-defined]
+    assert result.to_dict()["bots"][0]["move_ms"]["moves"] == len(result.bots[0].move_seconds)
+
+
+def test_search_bot_takes_a_sure_knock_out() -> None:
+    """R12/R13: having seen the opponent's card with a Priest (and it can't have changed
+    since), holding a Guard, the search plays a move that wins the round at once (in 2
+    players, only a knock-out does)."""
+    found = 0
+    for seed in range(1000):
+        rng = random.Random(seed)
+        s = engine.new_match("classic", 2, seed=f"ko:{seed}", first_seat=0)
+        while s.status == "active" and s.round == 1:
+            if s.turn == 0 and 1 in s.hands[0] and not s.protected[1] and s.hands[1] != [1]:
+                facts = engine.known_facts(s, 0)
+                sure = sim.Sampler(make_view(s, 0)).hand_probabilities(1)
+                if facts and facts[-1]["type"] == "priest" and len(sure) == 1:
+                    break
+            s, _ = engine.apply(s, rng.choice(engine.legal_actions(s)))
+        else:
+            continue
+        bot = load_bot(SEARCH_BOT)
+        bot.budget = 0.01  # type: ignore[attr-defined]
+        bot.rng = random.Random(seed)
+        action = bot.choose(make_view(s, 0))
+        after, _ = engine.apply(s, engine.Action.from_dict(action.to_dict()))
+        assert after.round == 2 and after.rounds[0]["winners"] == [0], action
+        found += 1
+        if found == 3:
+            break
+    assert found == 3
+
+
+def test_llsdk_arena_budget_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arena", SEARCH_BOT, RANDOM_BOT, "--games", "1", "--budget-ms", "2",
+                 "--no-progress", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"budget_ms": 2.0' in out
+    for bad in ("0", "-5", "nan", "inf", "lots", "1e9"):
+        with pytest.raises(SystemExit) as exc:
+            main(["arena", SEARCH_BOT, RANDOM_BOT, "--budget-ms", bad])
+        assert exc.value.code == 2
+        assert "--budget-ms" in capsys.readouterr().err
+
+
+def test_arena_refuses_a_bad_budget() -> None:
+    with pytest.raises(arena.ArenaError):
+        arena.run([load_bot(RANDOM_BOT), load_bot(RANDOM_BOT)], games=1, budget_ms=-1)
