@@ -46,14 +46,17 @@ def wait_my_turn_or_end(page: Any, timeout: float) -> dict[str, Any]:
 
 
 def click_one_move(page: Any, rng: random.Random, *, keyboard: bool = False,
+                   prefer: str | None = None,
                    before_choice: Callable[[str], None] | None = None) -> list[str]:
-    """Play one move by clicking (or with the keyboard: Tab to a button, Enter); returns what
-    was chosen, e.g. ``["card:guard", "target:1", "guess:priest"]``."""
+    """Play one move by clicking (or with the keyboard: focus a button, Enter); returns what
+    was chosen, e.g. ``["card:guard", "target:1", "guess:priest"]``. ``prefer``: that card of
+    the hand if the page lets it be chosen."""
     version = page_state(page)["version"]
     cards = page.locator("#hand button:not([disabled])")
     n = cards.count()
     assert n > 0, "my turn, but no card of the hand can be chosen"
-    pick = cards.nth(rng.randrange(n))
+    preferred = page.locator(f"#hand button[data-card='{prefer}']:not([disabled])")
+    pick = preferred.first if prefer and preferred.count() else cards.nth(rng.randrange(n))
     chosen = [f"card:{pick.get_attribute('data-card')}"]
     press(page, pick, keyboard)
     for _ in range(4):  # target, guess, order or a confirmation
@@ -74,13 +77,22 @@ def click_one_move(page: Any, rng: random.Random, *, keyboard: bool = False,
 
 
 def press(page: Any, button: Any, keyboard: bool) -> None:
-    if keyboard:
-        button.focus()
-        assert page.evaluate("() => document.activeElement.matches(':focus-visible') || "
-                             "document.activeElement.tagName === 'BUTTON'")
-        page.keyboard.press("Enter")
-    else:
+    """Click ``button``, or reach it with Tab (Shift+Tab) and press Enter, as a person without a
+    mouse would; the focused button must show a visible focus ring."""
+    if not keyboard:
         button.click()
+        return
+    handle = button.element_handle()
+    for i in range(60):
+        if page.evaluate("b => document.activeElement === b", handle):
+            break
+        page.keyboard.press("Tab" if i < 30 else "Shift+Tab")
+    else:
+        raise AssertionError("Tab never reached the button")
+    ring = page.evaluate("() => { const s = getComputedStyle(document.activeElement); "
+                         "return [s.outlineStyle, s.outlineWidth, s.boxShadow]; }")
+    assert ring[0] != "none" and ring[1] != "0px" or ring[2] != "none", ring
+    page.keyboard.press("Enter")
 
 
 class HttpOpponents:
@@ -127,3 +139,68 @@ class HttpOpponents:
             self.errors.append(e)
         finally:
             api.close()
+
+
+class HttpChallengeBot:
+    """A bot written as a small loop over the public API: it listens for notices (as one that
+    takes challenges), accepts every challenge, and plays each match it sits in by a random
+    legal action. For tests where the house bots (``service.house_bots``) cannot take
+    challenges."""
+
+    def __init__(self, base: str, name: str, delay: float = 0.05, seed: int = 3) -> None:
+        self.base, self.delay = base, delay
+        self.api = Api(base)
+        resp = self.api.request("POST", "/v1/players", json={"name": name})
+        self.player = Player(**{k: v for k, v in self.api.ok(resp, 201).items()
+                                if k in ("id", "name", "token")})
+        self.rng = random.Random(seed)
+        self.stop = threading.Event()
+        self.errors: list[BaseException] = []
+        self.accepted: list[str] = []
+        self.thread = threading.Thread(target=self._guarded, daemon=True)
+
+    def __enter__(self) -> HttpChallengeBot:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        self.thread.join(15)
+        self.api.close()
+        assert not self.errors, self.errors
+
+    def _guarded(self) -> None:
+        try:
+            self._run()
+        except BaseException as e:  # noqa: BLE001 - reported by __exit__
+            self.errors.append(e)
+
+    def _run(self) -> None:
+        api, me = self.api, self.player
+        cursor: str | None = None
+        versions: dict[str, int] = {}
+        while not self.stop.is_set():
+            wait = 0 if versions else 0.5  # a match in play: its view is the long-poll
+            q = f"challenges=true&wait={wait}" + (f"&after={cursor}" if cursor else "")
+            got = api.ok(api.request("GET", f"/v1/me/events?{q}", token=me.token))
+            cursor = got["cursor"]
+            for n in got["events"]:
+                if n["type"] == "challenge" and n["challenge"]["status"] == "open":
+                    r = api.request("POST", f"/v1/challenges/{n['challenge_id']}/accept",
+                                    token=me.token)
+                    if r.status_code == 200:
+                        self.accepted.append(n["challenge_id"])
+                if n.get("match_id"):
+                    versions.setdefault(n["match_id"], -1)
+            for mid in list(versions):
+                v = api.ok(api.request(
+                    "GET", f"/v1/matches/{mid}/view?wait=1&after={versions[mid]}", token=me.token))
+                versions[mid] = v["version"]
+                if v["status"] == "finished":
+                    del versions[mid]
+                elif v["legal_actions"]:
+                    time.sleep(self.delay)
+                    resp = api.post_action(me, mid, {**self.rng.choice(v["legal_actions"]),
+                                                     "expected_version": v["version"]})
+                    if resp.status_code != 409:
+                        api.ok(resp)

@@ -15,5 +15,5 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
 def screenshot(page: Any, name: str) -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=True, animations="disabled")  # no half-faded cards
     return path

@@ -169,3 +169,44 @@ def offered(page: Any, legal: list[dict[str, Any]], seen: list[str], kind: str) 
         assert {int(t) for t, _ in opts if t} <= {a.get("target") for a in legal}, opts
     if kind == "guess":
         assert {g for _, g in opts} == {a.get("guess") for a in legal if a.get("guess")}, opts
+
+
+def test_a_match_played_with_the_keyboard_only(page: Any, api: Api, api_server: ApiServer) -> None:
+    """Tab to a card, Enter; Tab to a target or a guess, Enter: every step of every move, with
+    a visible focus ring each time; Escape steps back out of a choice."""
+    mid, players, _ = api.new_match(2, prefix="kb", ruleset="classic", seed="play-keys-1",
+                                    tokens_to_win=1, turn_timeout_s=600, first_seat=0)
+    me = players[0]
+    sign_in(page, api_server.url, me)
+    page.goto(f"{api_server.url}/play/{mid}")
+    rng = random.Random(8)
+    moves = 0
+    escaped = False
+    with HttpOpponents(api_server.url, mid, players[1:], delay=0.02):
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            st = wait_my_turn_or_end(page, 30)
+            if st["status"] == "finished":
+                break
+            # the page puts the focus on the hand when the turn comes
+            assert page.evaluate("document.activeElement.closest('#hand') !== null")
+            first = page.get_attribute("#hand button[data-index='0']", "data-card")
+            if not escaped and first == "guard" and page.is_enabled("#hand button[data-index='0']"):
+                # key 1 picks the first card; Escape leaves the guess (or target) choice
+                page.keyboard.press("1")
+                page.wait_for_function(
+                    "v => document.querySelector('#choices button.option') || "
+                    "Number(document.body.dataset.version) !== v", arg=st["version"])
+                if page_state(page)["version"] != st["version"]:
+                    moves += 1  # no one to target: the guard went straight out
+                    continue
+                screenshot(page, "play-keyboard-choice")
+                page.keyboard.press("Escape")
+                page.wait_for_function("!document.querySelector('#choices button.option')")
+                assert page.evaluate("document.activeElement.closest('#hand') !== null")
+                escaped = True
+            click_one_move(page, rng, keyboard=True)
+            moves += 1
+        page.wait_for_selector("#result #match-result")
+    assert moves >= 1
+    assert escaped, "no turn offered the Guard first: Escape was not tried (pick another seed)"

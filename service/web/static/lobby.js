@@ -1,8 +1,9 @@
 /* Play lobby: sign up (the token is shown once and kept in localStorage), who is online,
  * challenges sent and received, your matches.
  *
- * Reads: GET /v1/players?online=true, GET /v1/me/challenges, GET /v1/me/matches; follows
- * /v1/me/events (long-poll) for `challenge`, `challenge_update` and `match_started` notices.
+ * Reads: GET /v1/players/online, GET /v1/me/challenges, GET /v1/me/matches; follows
+ * /v1/me/events?challenges=true (long-poll: while this page is open the person is listed online
+ * as taking challenges) for `challenge`, `challenge_update` and `match_started` notices.
  * Writes: POST /v1/players {kind: "human"}, POST /v1/challenges, POST /v1/challenges/{id}/accept,
  * /decline, /cancel. When a challenge this page sent or accepted turns into a match, the page
  * goes to the table (/play/{match_id}).
@@ -19,6 +20,12 @@
   function follow(id) {
     following.add(id);
     sessionStorage.setItem("llarena.following", JSON.stringify([...following]));
+  }
+  /** To the table of the challenge's match (once: the challenge is no longer followed). */
+  function goTo(challengeId, matchId) {
+    following.delete(challengeId);
+    sessionStorage.setItem("llarena.following", JSON.stringify([...following]));
+    location.assign(`/play/${encodeURIComponent(matchId)}`);
   }
 
   function showError(node, err) {
@@ -114,8 +121,7 @@
     const box = $("online");
     let data = null;
     try {
-      ({ data } = await getJSON("/v1/players?online=true", { tries: 2, allow404: true }));
-      if (!data) ({ data } = await getJSON("/v1/players/online", { tries: 2, allow404: true }));
+      ({ data } = await getJSON("/v1/players/online", { tries: 2, allow404: true }));
     } catch (e) { data = null; }
     if (!data) return clear(box, el("p", { class: "muted" }, "This server does not list online players."));
     const me = S.get();
@@ -147,6 +153,13 @@
     if (seed) body.seed = seed;
     const deck = $("deck").value.split(/[\s,]+/).map((s) => s.trim().toLowerCase()).filter(Boolean);
     if (deck.length) body.deck = deck;
+    if ($("me-first").checked) {
+      // seats by player id: the person first, then the opponents as named
+      const ids = opponents.map((n) => (onlineRows.find((p) => p.name === n || p.id === n) || {}).id);
+      if (ids.some((x) => !x)) return showError($("challenge-error"), new Error("To choose the seats, pick the opponents from the online list."));
+      body.seat_order = [S.get().id, ...ids];
+      body.first_seat = 0;
+    }
     try {
       const { data } = await S.call("POST", "/v1/challenges", { body, tries: 1 });
       follow(data.challenge_id);
@@ -168,7 +181,9 @@
 
   function expiresText(c) {
     if (c.status !== "open" || !c.expires_at) return "";
-    const s = Math.max(0, Math.round((Date.parse(c.expires_at) - Date.now()) / 1000));
+    // expires_at: epoch seconds (or an RFC 3339 string)
+    const at = typeof c.expires_at === "number" ? c.expires_at * 1000 : Date.parse(c.expires_at);
+    const s = Math.max(0, Math.round((at - Date.now()) / 1000));
     return ` · expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
   }
 
@@ -176,12 +191,10 @@
     try {
       const { data } = await S.call("POST", `/v1/challenges/${encodeURIComponent(c.challenge_id)}/${verb}`, { tries: 2 });
       if (verb === "accept") follow(c.challenge_id);
-      if (data && data.match_id && following.has(c.challenge_id)) return go(data.match_id);
+      if (data && data.match_id && following.has(c.challenge_id)) return goTo(c.challenge_id, data.match_id);
     } catch (e) { showError($("challenge-error"), e); }
     challenges();
   }
-
-  function go(matchId) { location.assign(`/play/${encodeURIComponent(matchId)}`); }
 
   function challengeRow(c, incoming) {
     const who = incoming ? `from ${c.challenger.name}`
@@ -216,11 +229,7 @@
     }
     const incoming = data.incoming || [], outgoing = data.outgoing || [];
     for (const c of [...incoming, ...outgoing]) {
-      if (c.status === "accepted" && c.match_id && following.has(c.challenge_id)) {
-        following.delete(c.challenge_id);
-        sessionStorage.setItem("llarena.following", JSON.stringify([...following]));
-        return go(c.match_id);
-      }
+      if (c.status === "accepted" && c.match_id && following.has(c.challenge_id)) return goTo(c.challenge_id, c.match_id);
     }
     const recent = (cs) => cs.filter((c) => c.status === "open" || c.status === "accepted").slice(0, 10);
     const inc = recent(incoming), out = recent(outgoing);
@@ -261,7 +270,7 @@
       while (S.get()) {
         let data;
         try {
-          const q = cursor === null ? "wait=0" : `wait=25&after=${encodeURIComponent(cursor)}`;
+          const q = cursor === null ? "challenges=true&wait=0" : `challenges=true&wait=25&after=${encodeURIComponent(cursor)}`;
           ({ data } = await S.call("GET", `/v1/me/events?${q}`, { tries: 2 }));
         } catch (e) {
           if (e.status === 401) { S.forget(); renderYou(); break; }
@@ -273,7 +282,7 @@
         if (first) continue;
         const types = new Set(data.events.map((n) => n.type));
         for (const n of data.events) {
-          if (n.type === "match_started" && n.challenge_id && following.has(n.challenge_id)) return go(n.match_id);
+          if (n.match_id && n.challenge_id && following.has(n.challenge_id)) return goTo(n.challenge_id, n.match_id);
         }
         if (types.has("challenge") || types.has("challenge_update")) await challenges();
         if (types.has("match_started") || types.has("match_finished") || types.has("your_turn")) mine();

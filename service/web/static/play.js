@@ -257,7 +257,11 @@
     const chancellor = phase() === "chancellor" && myTurn();
     const playable = new Set(legal.filter((a) => a.type === "play").map((a) => a.card));
     const keepable = new Set(legal.filter((a) => a.type === "chancellor_return").map((a) => a.keep));
-    let chosenIdx = choice ? choice.index : -1;
+    const chosenIdx = choice ? choice.index : -1;
+    if (!hand.length) {
+      clear($("hand"), el("p", { class: "muted empty-hand" }, view.status === "finished" ? "" : me.eliminated ? "You are out of this round." : "No cards."));
+      return choices();
+    }
     clear($("hand"), hand.map((c, i) => {
       const ok = !posting && (chancellor ? keepable.has(c) : playable.has(c));
       const chosen = i === chosenIdx;
@@ -427,6 +431,7 @@
     if (view.status === "finished" && view.result) {
       const r = view.result;
       const won = r.winners.includes(mySeat);
+      if (box.hidden || !box.classList.contains("final")) setTimeout(() => box.scrollIntoView({ block: "nearest", behavior: "smooth" }), 50);
       box.hidden = false;
       box.className = `result-panel final ${won ? "won" : "lost"}`;
       clear(box,
