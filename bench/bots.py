@@ -26,7 +26,7 @@ counts as a win for each. Seats rotate between games; results are reproducible f
 The search bot spends about 2 s of CPU per game at the default budget, so its figures use
 ``--search-games`` (default 100 per figure; each line says how many games it played).
 Run: ``make bench`` or ``.venv/bin/python bench/bots.py [--games 2000] [--search-games 100]
-[--budget-ms 100] [--seed 1] [--only search]``.
+[--budget-ms 100] [--seed 1] [--only search-2p,search-4p,...]``.
 """
 
 from __future__ import annotations
@@ -94,6 +94,9 @@ def speed(games: int, seed: str) -> None:
     print(f"(wall clock: {result.games_per_second:.0f} games/s)", file=sys.stderr)
 
 
+GROUPS = ("counting", "search-2p", "search-4p", "search-random", "speed")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", type=int, default=2000, help="games per figure (default 2000)")
@@ -102,27 +105,31 @@ def main() -> None:
     ap.add_argument("--budget-ms", type=float, default=100.0,
                     help="the search bot's CPU budget per move (default 100)")
     ap.add_argument("--seed", default="1")
-    ap.add_argument("--only", choices=["counting", "search", "search-counting", "speed"],
-                    help="print only these figures")
+    ap.add_argument("--only", type=lambda t: set(t.split(",")), default=set(GROUPS),
+                    help=f"comma-separated figure groups (default all): {','.join(GROUPS)}")
     opts = ap.parse_args()
     if opts.games < 1 or opts.search_games < 1:
         sys.exit("--games and --search-games must be positive")
     only = opts.only
-    if only in (None, "counting"):
+    if only - set(GROUPS):
+        sys.exit(f"--only: unknown groups {sorted(only - set(GROUPS))}; pick from {GROUPS}")
+    if "counting" in only:
         strength("classic-2p", "classic", 2, opts.games, opts.seed)
         strength("2019-4p", "2019", 4, opts.games, opts.seed)
-    if only in (None, "search", "search-counting"):
-        times: list[float] = []
-        g, seed, budget = opts.search_games, opts.seed, opts.budget_ms
+    times: list[float] = []
+    g, seed, budget = opts.search_games, opts.seed, opts.budget_ms
+    if "search-2p" in only:
         search_strength("classic-2p", "counting", "classic", 2, g, seed, budget, times)
+    if "search-4p" in only:
         search_strength("2019-4p", "counting", "2019", 4, g, seed, budget, times)
-        if only != "search-counting":
-            search_strength("classic-2p", "random", "classic", 2, g, seed, budget, times)
-            search_strength("2019-4p", "random", "2019", 4, g, seed, budget, times)
+    if "search-random" in only:
+        search_strength("classic-2p", "random", "classic", 2, g, seed, budget, times)
+        search_strength("2019-4p", "random", "2019", 4, g, seed, budget, times)
+    if times:
         print(f"search time per move median: {1000 * percentile(times, 0.5):.1f} ms "
               f"({len(times)} moves, budget {budget:g} ms)", flush=True)
         print(f"search time per move p99: {1000 * percentile(times, 0.99):.1f} ms", flush=True)
-    if only in (None, "speed"):
+    if "speed" in only:
         speed(opts.games, opts.seed)
 
 

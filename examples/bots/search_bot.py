@@ -175,21 +175,18 @@ def knowledge(view: View, sampler: sim.Sampler) -> dict[tuple[int, int], int]:
         kind, d = e.type, e.data
         if kind in ("dealt", "drew", "prince_drew") and d.get("seat", me) == me:
             hand.append(d["card"])
-        elif kind == "prince_drew":
-            pass
         elif kind == "play":
             s, t, card = d["seat"], d.get("target"), d["card"]
-            if s == me:
+            if s == me and card in hand:
                 hand.remove(card)
                 for p in [p for p, c in knows_mine.items() if c == card]:
                     del knows_mine[p]
-            if t == me and s != me:
-                if card == "priest" and hand:
-                    knows_mine[s] = hand[0]
-                elif card == "prince":
-                    if d.get("discarded") in hand:
-                        hand.remove(d["discarded"])
-                    knows_mine.clear()
+            if t == me and card == "priest" and s != me and hand:
+                knows_mine[s] = hand[0]
+            elif t == me and card == "prince":  # our card went face up; a new one comes
+                if d.get("discarded") in hand:
+                    hand.remove(d["discarded"])
+                knows_mine.clear()
         elif kind == "king_swapped":
             other = d["target"] if d["seat"] == me else d["seat"]
             got = d["received"] if d["seat"] == me else d["gave"]
