@@ -291,6 +291,8 @@
   }
 
   renderYou();
+  const asked = new URLSearchParams(location.search).get("opponent"); // from a player page
+  if (asked) $("opponents").value = asked;
   refreshAll();
   notices();
   // Presence and expiry clocks change without notices: refresh the lists now and then.

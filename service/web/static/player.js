@@ -20,6 +20,9 @@
     document.getElementById("player-name").textContent = data.name;
     document.title = `${data.name} · Love Letter Arena`;
     document.getElementById("player-info").textContent = `id ${data.id} · registered ${when(data.created_at)}`;
+    if (data.kind) document.getElementById("player-name").after(" ", el("span", { class: `badge ${data.kind}` }, data.kind));
+    document.getElementById("player-info").append(" · ",
+      el("a", { href: `/play?opponent=${encodeURIComponent(data.name)}` }, "challenge to a match"));
     const ladders = Object.entries(data.ratings || {});
     if (!ladders.length) clear(ratingsBox, el("p", { class: "muted" }, "Not rated on any ladder yet."));
     else clear(ratingsBox, ladders.map(([name, r]) => el("div", { class: "ladder-card", dataset: { ladder: name } },
