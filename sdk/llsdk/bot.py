@@ -26,6 +26,9 @@ and needs no locking around the bot or the HTTP session.
   action is played instead, so a bug does not cost the match by timeouts.
 - Stops cleanly on Ctrl-C, when ``stop_event`` is set, or after ``max_matches`` finished matches
   (from the command line, SIGTERM too: within one long-poll).
+- Says what happens on the ``llsdk.bot`` logger: at INFO one line per match started, per round
+  result and per match finished; at DEBUG also every move it makes (``llsdk play`` shows INFO,
+  ``-v`` DEBUG, ``-q`` neither).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from .errors import (
     Unauthorized,
     VersionConflict,
 )
-from .models import Action, Notice, View
+from .models import Action, Event, Notice, RoundResult, View
 
 log = logging.getLogger("llsdk.bot")
 
@@ -138,6 +141,8 @@ class Runner:
         self._versions: dict[str, int] = {}  # active matches: the last version we saw
         self._started: set[str] = set()
         self._ended: set[str] = set()
+        self._rounds: dict[str, int] = {}  # the last round whose result was reported
+        self._seen_seq: dict[str, int] = {}  # the last event reported (DEBUG)
         self._done = False  # max_matches reached (the caller's stop_event is left alone)
 
     # ------------------------------------------------------------------ the loop
@@ -245,7 +250,11 @@ class Runner:
             self._versions[mid] = max(view.version, self._versions.get(mid, -1))
             if view.status != "waiting" and mid not in self._started:
                 self._started.add(mid)
+                log.info("%s", describe_start(view))
                 self._hook(self.bot.on_match_start, view)
+            if log.isEnabledFor(logging.DEBUG):
+                self._report_moves(view)
+            self._report_rounds(view)
             if view.finished:
                 self._finish(view)
                 return
@@ -256,7 +265,7 @@ class Runner:
                 view = self.client.matches.act(mid, action, expected_version=view.version)
                 self.stats.moves += 1
             except (NotYourTurn, VersionConflict, MatchNotActive) as e:
-                log.info("%s: %s; reading the view again", mid, e.code)
+                log.debug("%s: %s; reading the view again", mid, e.code)
                 view = self.client.matches.view(mid)
             except (IllegalAction, InvalidRequest) as e:
                 log.error("%s: the server refused %s (%s); playing %s instead", mid, action,
@@ -290,12 +299,59 @@ class Runner:
         self.stats.matches_finished += 1
         if view.won:
             self.stats.wins += 1
-        log.info("%s finished: %s (winners %s, you are seat %s)", mid,
-                 "won" if view.won else "lost", view.result.winners if view.result else None,
-                 view.seat)
+        result = view.result
+        log.info("%s finished: %s (winners %s, tokens %s, %d rounds; you are seat %s)", mid,
+                 "won" if view.won else "lost", result.winners if result else None,
+                 "-".join(map(str, result.tokens)) if result else "?",
+                 result.rounds if result else view.round, view.seat)
         self._hook(self.bot.on_match_end, view)
         if self.max_matches is not None and self.stats.matches_finished >= self.max_matches:
             self._done = True
+
+    def _report_moves(self, view: View) -> None:
+        """At DEBUG, one line per move in the view's events not reported yet (every seat's),
+        with the round results in between."""
+        mid = view.match_id
+        last = self._seen_seq.get(mid, -1)
+        events = view.events
+        if events and events[0].seq > last + 1:
+            # A round ended between two of our views: its last moves are only in the log.
+            try:
+                events = self.client.matches.events(mid, after=last).events
+            except APIError as err:
+                log.debug("%s: no event log (%s)", mid, err)
+        for ev in events:
+            if ev.seq > last and ev.type in _MOVES:
+                log.debug("%s round %d: %s", mid, ev.round, describe_event(ev, view))
+            elif ev.seq > last and ev.type == "round_end" and \
+                    ev.data.get("round", 0) > self._rounds.get(mid, 0):
+                # in the order of the log (between the last move and the next round's first)
+                log.info("%s", describe_round(mid, RoundResult.from_dict(ev.data), view))
+                self._rounds[mid] = ev.data.get("round", 0)
+            last = max(last, ev.seq)
+        self._seen_seq[mid] = last
+
+    def _report_rounds(self, view: View) -> None:
+        """One line per round that ended since the last report. A view carries only the last
+        round's result: when more than one ended unseen (the bot had no turn in between), the
+        match's event log gives the others (one more request, rarely)."""
+        last = view.last_round
+        mid = view.match_id
+        done = self._rounds.get(mid, 0)
+        if last is None or last.round <= done:
+            return
+        results = [last]
+        if last.round > done + 1:
+            try:
+                log_ = self.client.matches.events(mid)
+                results = [RoundResult.from_dict(e.data) for e in log_.events
+                           if e.type == "round_end" and done < e.data.get("round", 0)]
+                results = [r for r in results if r.round < last.round] + [last]
+            except APIError as e:
+                log.debug("%s: no event log (%s); reporting the last round only", mid, e)
+        for r in results:
+            log.info("%s", describe_round(mid, r, view))
+        self._rounds[mid] = last.round
 
     @staticmethod
     def _hook(fn: object, view: View) -> None:
@@ -325,6 +381,65 @@ class Runner:
         os.replace(tmp, self.cursor_file)
 
 
+# --------------------------------------------------------------------------- what it says
+
+
+def _who(view: View, seat: int) -> str:
+    name = view.players[seat].name if 0 <= seat < len(view.players) else None
+    you = " (you)" if seat == view.seat else ""
+    return f"seat {seat}{f' {name}' if name else ''}{you}"
+
+
+def describe_start(view: View) -> str:
+    """``m_1 started: classic, 2 players, seat 0 alice (you) vs seat 1 bob, ladder duel``."""
+    seats = " vs ".join(_who(view, p.seat) for p in view.players)
+    where = f", ladder {view.ladder}" if view.ladder else ""
+    return f"{view.match_id} started: {view.ruleset}, {len(view.players)} players, {seats}{where}"
+
+
+def describe_round(mid: str, r: RoundResult, view: View) -> str:
+    """``m_1 round 3: seat 1 bob won (showdown); tokens 2-1``."""
+    won = ", ".join(_who(view, w) for w in r.winners) or "nobody"
+    spy = "" if r.spy_bonus is None else f", spy bonus to {_who(view, r.spy_bonus)}"
+    how = r.reason.replace("_", " ")
+    return f"{mid} round {r.round}: {won} won ({how}{spy}); tokens {'-'.join(map(str, r.tokens))}"
+
+
+_MOVES = frozenset({"play", "chancellor_return", "eliminated", "forfeit"})
+
+
+def describe_event(e: Event, view: View) -> str:
+    """``seat 0 alice (you) plays guard at seat 1 bob naming priest: miss``."""
+    d = e.data
+    who = _who(view, d.get("seat", -1))
+    if e.type == "eliminated":
+        return f"{who} is out ({d.get('reason')}), revealing {', '.join(d.get('revealed', []))}"
+    if e.type == "forfeit":
+        return f"{who} forfeits ({d.get('reason')})"
+    if e.type == "chancellor_return":
+        return f"{who} returns {d.get('count')} card(s) to the bottom of the deck"
+    text = f"{who} plays {d.get('card')}"
+    if d.get("target") is not None:
+        text += f" at {_who(view, d['target'])}"
+    if d.get("guess") is not None:
+        text += f" naming {d['guess']}: {'hit' if d.get('hit') else 'miss'}"
+    if d.get("discarded"):
+        text += f", who discards {d['discarded']}"
+    if d.get("timeout"):
+        text += " (timeout: played by the server)"
+    return text
+
+
+class _Lines(logging.Formatter):
+    """``12:00:01 m_1 round 3: ...``; warnings and errors also say so."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if record.levelno >= logging.WARNING:
+            text = text.replace(" ", f" {record.levelname.lower()}: ", 1)
+        return text
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -341,12 +456,24 @@ def add_play_arguments(ap: argparse.ArgumentParser) -> None:
                     help="persist the notice cursor here (resume exactly after a restart)")
     ap.add_argument("--poll-wait", type=float, default=25.0, metavar="S",
                     help="long-poll wait in seconds (default %(default)s)")
-    ap.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    noise = ap.add_mutually_exclusive_group()
+    noise.add_argument("-q", "--quiet", action="store_true",
+                       help="print warnings and errors only")
+    noise.add_argument("-v", "--verbose", action="store_true",
+                       help="also print every move the bot makes")
 
 
 def play_from_args(bot: Bot, args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # One line per match started, round result and match finished (-v: every move too; -q:
+    # warnings only), on stderr. Only llsdk's own loggers: -v doesn't turn on urllib3's.
+    handler = logging.StreamHandler()
+    handler.setFormatter(_Lines("%(asctime)s %(message)s", datefmt="%H:%M:%S"))
+    sdk_log = logging.getLogger("llsdk")
+    if not sdk_log.handlers:
+        sdk_log.addHandler(handler)
+        sdk_log.propagate = False
+    sdk_log.setLevel(logging.WARNING if args.quiet else
+                     logging.DEBUG if getattr(args, "verbose", False) else logging.INFO)
     if not args.token:
         log.error("no token: pass --token or set LLSDK_TOKEN (register with `llsdk register`)")
         return 2

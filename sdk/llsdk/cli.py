@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from . import __version__
 from .bot import Bot, add_play_arguments, play_from_args
 from .client import DEFAULT_URL, Client
-from .errors import LLSDKError
+from .errors import LLSDKError, TransportError
 
 
 class BotLoadError(Exception):
@@ -162,6 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BotLoadError as e:
         print(f"llsdk: {e}", file=sys.stderr)
         return 2
+    except TransportError as e:
+        url = getattr(args, "url", None)
+        print(f"llsdk: {e}\nllsdk: is the server at {url} running (make run)? Point LLSDK_URL "
+              "or --url at it.", file=sys.stderr)
+        return 1
     except LLSDKError as e:
         print(f"llsdk: {e}", file=sys.stderr)
         return 1
