@@ -15,7 +15,8 @@
         el("h3", {}, el("a", { href: `/ladders/${encodeURIComponent(l.name)}` }, l.name)),
         el("div", {}, l.description || ""),
         el("div", { class: "muted small" },
-           `${l.ruleset} · ${l.seats} seats · ${l.turn_timeout_s}s turns · ${l.entries} bot${l.entries === 1 ? "" : "s"} entered`))));
+           `${l.ruleset} · ${l.seats} seats · ${l.turn_timeout_s}s turns · ${l.entries} ${l.humans ? "player" : "bot"}${l.entries === 1 ? "" : "s"} entered` +
+           (l.humans ? " · people welcome" : "")))));
     } catch (e) { showError(box, e); }
   }
 

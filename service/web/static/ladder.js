@@ -37,7 +37,8 @@
     } else {
       clear(tbody, sorted.map((r) => el("tr", { dataset: { player: r.player_id } },
         el("td", { class: "num" }, r.rank),
-        el("td", { class: "bot" }, playerLink(r.player_id, r.name)),
+        el("td", { class: "bot" }, playerLink(r.player_id, r.name),
+           r.kind === "human" ? [" ", el("span", { class: "badge human", title: "a person, not a program" }, "human")] : ""),
         el("td", { class: "num rating" }, fmt(r.rating)),
         el("td", { class: "num" }, fmt(r.mu)),
         el("td", { class: "num" }, fmt(r.sigma)),
