@@ -115,10 +115,13 @@
   async function fetchEvents() {
     const { data } = await getJSON(`/v1/matches/${encodeURIComponent(mid)}/events?after=${lastSeq}`);
     const log = $("log");
+    let fresh = 0;
     for (const e of data.events) {
       if (e.seq <= lastSeq) continue;
       if (e.type === "deck" || e.to !== undefined) continue; // the record arrives with the replay
-      log.append(logItem(e, lastVersion === null ? "" : "fresh"));
+      const li = logItem(e, lastVersion === null ? "" : "fresh");
+      li.style.animationDelay = `${Math.min(fresh++, 8) * 0.3}s`; // one after another
+      log.append(li);
       lastSeq = e.seq;
     }
     log.scrollTop = log.scrollHeight;

@@ -414,13 +414,17 @@
     const ol = $("log");
     const have = new Set([...ol.children].map((li) => Number(li.dataset.seq)));
     const sorted = [...events.values()].sort((a, b) => a.seq - b.seq);
+    let fresh = 0;
     for (const e of sorted) {
       if (have.has(e.seq) || e.type === "deck" || e.type === "turn") continue;
       const text = words.describe(e);
       if (!text) continue;
       const cls = [e.type === "round_start" ? "round" : "", e.type === "round_end" || e.type === "match_end" ? "end" : "",
                    e.private ? "private" : "", animateSeqs.has(e.seq) ? "fresh" : ""].join(" ").trim();
-      ol.append(el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, e.private ? el("span", { class: "only-you", title: "only you see this" }, "only you") : "", text));
+      const li = el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, e.private ? el("span", { class: "only-you", title: "only you see this" }, "only you") : "", text);
+      // several moves in one view (bots answer at once): the lines come in one after another
+      if (animateSeqs.has(e.seq)) li.style.animationDelay = `${Math.min(fresh++, 8) * 0.35}s`;
+      ol.append(li);
     }
     ol.scrollTop = ol.scrollHeight;
     animateSeqs = new Set();
