@@ -22,6 +22,12 @@ class Config:
     rate_limit: str = "20/second;600/minute"
     rate_limits_enabled: bool = True
     enqueue_jobs: bool = True  # schedule RQ deadline jobs when turns start
+    # Challenges: unanswered ones expire after challenge_ttl_s (a challenger may ask for
+    # 10 s to a day); one player may have challenge_max_open open at once
+    challenge_ttl_s: int = 120
+    challenge_max_open: int = 20
+    # GET /v1/players/online: who polled (ready for challenges) within this many seconds
+    online_window_s: int = 60
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -33,6 +39,9 @@ class Config:
             rate_limit=os.environ.get("RATE_LIMIT") or cls.rate_limit,
             rate_limits_enabled=os.environ.get("RATE_LIMITS", "1") != "0",
             enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",
+            challenge_ttl_s=_env_int("CHALLENGE_TTL_S", cls.challenge_ttl_s),
+            challenge_max_open=_env_int("CHALLENGE_MAX_OPEN", cls.challenge_max_open),
+            online_window_s=_env_int("ONLINE_WINDOW_S", cls.online_window_s),
         )
 
     def replace(self, **changes: Any) -> Config:
@@ -54,7 +63,8 @@ class LadderConfig:
     how many of this ladder's matches one bot may play at once; ``presence_window_s``: a bot
     is scheduled only if it polled within this many seconds; ``bench_after``: consecutive
     ladder matches with a timeout or forfeit that bench a bot (until it polls again);
-    ``provisional_games``: games before a bot's rating stops being marked provisional."""
+    ``provisional_games``: games before a bot's rating stops being marked provisional;
+    ``humans``: whether people (players of kind ``human``) may enter (default: no)."""
 
     name: str
     ruleset: str
@@ -66,6 +76,7 @@ class LadderConfig:
     presence_window_s: int = PRESENCE_WINDOW_S
     bench_after: int = BENCH_AFTER
     provisional_games: int = PROVISIONAL_GAMES
+    humans: bool = False  # whether players registered as kind "human" may enter
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1,17 +1,22 @@
 """``rq cron service/jobs/cron.py``: the periodic jobs.
 
 - timeouts.recover: overdue deadlines whose job was lost (every RECOVERY_INTERVAL_S, 10 s);
-- ladder.schedule: one scheduling pass per configured ladder, at the ladder's interval_s."""
+- ladder.schedule: one scheduling pass per configured ladder, at the ladder's interval_s;
+- challenges.expire: close unanswered challenges past their expiry (every CHALLENGE_SWEEP_S,
+  5 s; reads close them too, so this only bounds how late an unread one is announced)."""
 
 import os
 
 from rq import cron
 
 from service.config import ladders_from_env
-from service.jobs import ladder, timeouts
+from service.jobs import challenges, ladder, timeouts
 
 cron.register(timeouts.recover, "default",
               interval=int(os.environ.get("RECOVERY_INTERVAL_S", "10")))
+
+cron.register(challenges.expire, "default",
+              interval=int(os.environ.get("CHALLENGE_SWEEP_S", "5")))
 
 for _lad in ladders_from_env().values():
     cron.register(ladder.schedule, "default", args=(_lad.name,), interval=_lad.interval_s,

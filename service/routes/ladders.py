@@ -13,7 +13,16 @@ from marshmallow import fields as f
 from ..config import LadderConfig
 from ..errors import ApiError
 from ..store import ladders
-from .common import AUTH, E401, E404, document_errors, json_response, require_player, store
+from .common import (
+    AUTH,
+    E401,
+    E403,
+    E404,
+    document_errors,
+    json_response,
+    require_player,
+    store,
+)
 
 blp = Blueprint("ladders", __name__, url_prefix="/v1/ladders",
                 description="The public bot ladders: enter, leave, leaderboards.")
@@ -34,6 +43,7 @@ class LadderSchema(ma.Schema):
                                                      "or forfeit that bench a bot"})
     provisional_games = f.Integer(metadata={"description": "games before a rating stops being "
                                                            "provisional"})
+    humans = f.Boolean(metadata={"description": "whether people (kind human) may enter"})
     entries = f.Integer()
 
 
@@ -48,6 +58,7 @@ class RowSchema(ma.Schema):
     rank = f.Integer(required=True)
     player_id = f.String(required=True)
     name = f.String(required=True)
+    kind = f.String(required=True, metadata={"description": "bot or human"})
     rating = f.Float(required=True, metadata={"description": "mu - 3 sigma"})
     mu = f.Float(required=True)
     sigma = f.Float(required=True)
@@ -121,7 +132,7 @@ class Ladder(MethodView):
 class Entries(MethodView):
     @blp.response(200, EntrySchema)
     @blp.doc(security=AUTH)
-    @document_errors(blp, E401, E404)
+    @document_errors(blp, E401, E403, E404)
     def post(self, name: str) -> Any:
         """Enter the ladder; you are scheduled while you poll (long-poll /v1/me/events)."""
         return json_response(ladders.enter(store(), _ladder(name), require_player()))

@@ -11,8 +11,9 @@ from marshmallow import fields as f
 from marshmallow import validate as v
 
 from .. import longpoll
-from ..store import inbox, matches, players, presence
+from ..store import challenges, inbox, matches, players, presence
 from ..store.views import summary
+from .challenges import ChallengeListSchema
 from .common import (
     AUTH,
     E401,
@@ -40,12 +41,16 @@ class NoticesQuerySchema(ma.Schema):
         "description": "the cursor of the last notice you have; absent: from the oldest kept"})
     wait = f.Float(load_default=0, validate=v.Range(0, 60), allow_nan=False,
                    metadata={"description": "hold up to this many seconds for a notice"})
+    challenges = f.Boolean(load_default=False, metadata={
+        "description": "true: you answer challenges (listed so in GET /v1/players/online "
+                       "while you poll)"})
 
 
 class NoticesSchema(ma.Schema):
     events = f.List(f.Dict(), required=True, metadata={
-        "description": "match_started, your_turn, match_finished; each with match_id, version, "
-                       "seat and cursor"})
+        "description": "match_started, your_turn, match_finished (each with match_id, "
+                       "version, seat); challenge, challenge_update (each with challenge_id, "
+                       "challenge and match_id, null until the match exists); all with cursor"})
     cursor = f.String(required=True, metadata={"description": "pass as `after` next time"})
 
 
@@ -88,6 +93,20 @@ class MyEvents(MethodView):
         pid = require_player()
         r = store()
         presence.touch(r, pid)
+        if args["challenges"]:
+            presence.listen(r, pid)
         wait = min(args["wait"], config().max_wait_s)
         notices, cursor = longpoll.wait_for_notices(r, notifier(), pid, args.get("after"), wait)
+        if args["challenges"] and wait > 0:
+            presence.listen(r, pid)  # still listening at the end of a long wait
         return json_response({"events": notices, "cursor": cursor})
+
+
+@blp.route("/challenges")
+class MyChallenges(MethodView):
+    @blp.response(200, ChallengeListSchema)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E401)
+    def get(self) -> Any:
+        """Your challenges, newest first: open ones and those closed in the last 10 minutes."""
+        return json_response(challenges.for_player(store(), require_player()))

@@ -10,9 +10,19 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import fields as f
 
-from ..store import ladders, matches, players
+from ..store import ladders, matches, players, presence
 from ..store.views import summary
-from .common import E400, E404, E409, E413, E422, document_errors, json_response, store
+from .common import (
+    E400,
+    E404,
+    E409,
+    E413,
+    E422,
+    config,
+    document_errors,
+    json_response,
+    store,
+)
 
 blp = Blueprint("players", __name__, url_prefix="/v1/players",
                 description="Register bots and people; public profiles.")
@@ -21,11 +31,15 @@ blp = Blueprint("players", __name__, url_prefix="/v1/players",
 class RegisterSchema(ma.Schema):
     name = f.String(required=True, validate=ma.validate.Regexp(
         players.NAME_RE, error="1-32 letters, digits, '_', '.', '-'"))
+    kind = f.String(load_default="bot", validate=ma.validate.OneOf(players.KINDS), metadata={
+        "description": "bot (a program; the default) or human (a person at a page); shown on "
+                       "profiles and leaderboards, not verified"})
 
 
 class RegisteredSchema(ma.Schema):
     id = f.String(required=True)
     name = f.String(required=True)
+    kind = f.String(required=True)
     token = f.String(required=True, metadata={"description": "shown once; send as Bearer"})
     created_at = f.Float()
 
@@ -33,6 +47,7 @@ class RegisteredSchema(ma.Schema):
 class ProfileSchema(ma.Schema):
     id = f.String(required=True)
     name = f.String(required=True)
+    kind = f.String(required=True, metadata={"description": "bot or human"})
     created_at = f.Float()
     recent_matches = f.List(f.Dict())
     ratings = f.Dict()
@@ -45,7 +60,42 @@ class Players(MethodView):
     @document_errors(blp, E400, E409, E413, E422)
     def post(self, data: dict[str, Any]) -> Any:
         """Register a player; the token in the answer is shown only this once."""
-        return json_response(players.register(store(), data["name"]), 201)
+        return json_response(players.register(store(), data["name"], data["kind"]), 201)
+
+
+class OnlineQuerySchema(ma.Schema):
+    limit = f.Integer(load_default=100, validate=ma.validate.Range(1, 500))
+
+
+class OnlineRowSchema(ma.Schema):
+    id = f.String(required=True)
+    name = f.String(required=True)
+    kind = f.String(required=True)
+    ladders = f.List(f.String(), required=True, metadata={
+        "description": "the ladders it is entered in and present on"})
+    accepts_challenges = f.Boolean(required=True, metadata={
+        "description": "it polls /v1/me/events with challenges=true"})
+    last_seen = f.Float(allow_none=True, required=True, metadata={
+        "description": "its last poll (epoch s)"})
+
+
+class OnlineSchema(ma.Schema):
+    players = f.List(f.Nested(OnlineRowSchema), required=True)
+    window_s = f.Integer(required=True, metadata={
+        "description": "a poll this recent counts as online"})
+
+
+@blp.route("/online")
+class Online(MethodView):
+    @blp.arguments(OnlineQuerySchema(), location="query")
+    @blp.response(200, OnlineSchema)
+    @document_errors(blp, E422)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Who is online: present on a ladder, or listening for challenges; by name."""
+        window = config().online_window_s
+        rows = presence.online(store(), current_app.extensions["ladders"].values(),
+                               window_s=window, limit=args["limit"])
+        return json_response({"players": rows, "window_s": window})
 
 
 @blp.route("/<player_id>")

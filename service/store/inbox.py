@@ -1,5 +1,6 @@
-"""Each player's inbox: a Redis stream of "match started", "your turn" and "match finished", so a
-bot can follow all its matches with one long-poll and resume after a restart from its cursor."""
+"""Each player's inbox: a Redis stream of "match started", "your turn" and "match finished" (and
+the challenge notices of ``challenges.py``), so a bot can follow all its matches with one
+long-poll and resume after a restart from its cursor."""
 
 from __future__ import annotations
 
@@ -56,6 +57,15 @@ def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
             pipe.expire(k, TTL_S)
         pipe.publish(notify.player_channel(pid), doc.id)
     pipe.publish(notify.match_channel(doc.id), doc.version)
+
+
+def push(pipe: Pipeline, pid: str, notice: dict[str, Any]) -> None:
+    """Queue one notice that is not a match's change (a challenge's) and its wake-up, inside
+    the caller's MULTI."""
+    k = key(pid)
+    pipe.xadd(k, {"n": json.dumps(notice)}, maxlen=MAXLEN, approximate=True)
+    pipe.expire(k, TTL_S)
+    pipe.publish(notify.player_channel(pid), notice["type"])
 
 
 def read(r: redis.Redis, pid: str, after: str | None, count: int = 100) -> tuple[

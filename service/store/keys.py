@@ -40,3 +40,22 @@ ALL_MATCHES = f"{PREFIX}:idx:matches"
 DEADLINES = f"{PREFIX}:idx:deadlines"  # zset: match id -> pending turn deadline (epoch s)
 PRESENCE = f"{PREFIX}:idx:presence"  # zset: player id -> last poll (epoch s)
 STATS = f"{PREFIX}:stats"  # hash: actions, timeouts -> how many were applied (GET /metrics)
+
+
+def challenge(cid: str) -> str:
+    """A challenge document (JSON): challenger, opponents and their answers, options, status."""
+    return f"{PREFIX}:ch:{cid}"
+
+
+def player_challenges(pid: str, direction: str) -> str:
+    """Sorted set of the player's challenges (``in`` or ``out``), scored by creation time."""
+    return f"{PREFIX}:p:{pid}:ch:{direction}"
+
+
+OPEN_CHALLENGES = f"{PREFIX}:idx:challenges:open"  # zset: challenge id -> expires at (epoch s)
+LISTENING = f"{PREFIX}:idx:listening"  # zset: player id -> last notice poll with challenges=true
+
+
+def ladder_entries(ladder: str) -> str:
+    """Sorted set of the players entered in a ladder, scored by when they entered."""
+    return f"{PREFIX}:lad:{ladder}:entries"

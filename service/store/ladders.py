@@ -75,7 +75,8 @@ LOCK_TTL_S = 60
 
 
 def _k(ladder: str, part: str) -> str:
-    return f"{keys.PREFIX}:lad:{ladder}:{part}"
+    return keys.ladder_entries(ladder) if part == "entries" else \
+        f"{keys.PREFIX}:lad:{ladder}:{part}"
 
 
 @dataclass
@@ -120,6 +121,12 @@ class Record:
 
 
 def enter(r: redis.Redis, lad: LadderConfig, pid: str, now: float | None = None) -> dict[str, Any]:
+    """Enter ``pid``. People (players registered as ``kind: human``) only where the ladder
+    admits them (``LadderConfig.humans``): see the README's "Humans on the ladder"."""
+    if not lad.humans and players.briefs(r, [pid])[0][1] == "human":
+        raise StoreError("ladder_bots_only", f"the {lad.name} ladder is for bots: its "
+                         f"{lad.turn_timeout_s} s turns and round-the-clock scheduling are made "
+                         f"for programs; challenge a bot instead (POST /v1/challenges)")
     r.zadd(_k(lad.name, "entries"), {pid: time.time() if now is None else now}, nx=True)
     return entry_status(r, lad, pid)
 
@@ -475,13 +482,13 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     pipe.zmscore(keys.PRESENCE, pids)
     pipe.hmget(_k(lad.name, "active"), pids)
     seen, active = pipe.execute()
-    names = players.names(r, pids)
+    briefs = players.briefs(r, pids)
     rows = []
-    for p, s, a, name in zip(pids, seen, active, names, strict=True):
+    for p, s, a, (name, kind) in zip(pids, seen, active, briefs, strict=True):
         rec = Record.parse(raw.get(p.encode()), lad.seats)
         benched = _benched(rec, s)
         rows.append({
-            "player_id": p, "name": name,
+            "player_id": p, "name": name, "kind": kind,
             "rating": round(rec.rating, 3), "mu": round(rec.mu, 3),
             "sigma": round(rec.sigma, 3), "games": rec.games, "wins": rec.wins,
             "win_rate": round(rec.wins / rec.games, 4) if rec.games else None,

@@ -174,12 +174,11 @@ def _options(options: dict[str, Any], rated: bool) -> dict[str, Any]:
     return opts
 
 
-def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool = False,
-           ladder: str | None = None, now: float | None = None) -> MatchDoc:
-    """Create a waiting match after checking its options with the engine."""
-    now = time.time() if now is None else now
+def check_options(options: dict[str, Any], *, rated: bool = False) -> dict[str, Any]:
+    """The options with their defaults, checked now by the engine with everything it will be
+    given (so a bad deck is refused when a match or a challenge is made, not at its last join
+    or accept); ``tokens_to_win`` is filled in."""
     opts = _options(options, rated)
-    # Validate everything the engine will be given, now rather than at the last join.
     try:
         probe = engine.new_match(
             opts["ruleset"], opts["seats"], seed=opts.get("seed") or "probe",
@@ -188,6 +187,14 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
     except EngineError as e:
         raise StoreError("invalid_request", e.message) from e
     opts["tokens_to_win"] = probe.tokens_to_win
+    return opts
+
+
+def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool = False,
+           ladder: str | None = None, now: float | None = None) -> MatchDoc:
+    """Create a waiting match after checking its options with the engine."""
+    now = time.time() if now is None else now
+    opts = check_options(options, rated=rated)
     if opts.get("seed") is None:
         opts["seed"] = secrets.token_hex(16)  # hidden until the match ends
     mid = "m_" + secrets.token_hex(6)

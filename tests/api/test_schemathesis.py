@@ -110,7 +110,9 @@ class Live:
 def live() -> Iterator[Live]:
     # A Redis of its own: the fuzzer enters ladders and registers players at random, which must
     # not leak into other modules' data on the session's Redis.
-    with RedisProcess() as redis_proc, running_server(redis_proc.url) as server:
+    # (no cap on open challenges: every challenge_id case below makes a fresh one)
+    with RedisProcess() as redis_proc, running_server(
+            redis_proc.url, env={"CHALLENGE_MAX_OPEN": "1000000"}) as server:
         api = Api(server.url)
         me, other = api.register("fuzz"), api.register("fuzzed")
         waiting = api.create(me, seats=3, ruleset="2019", **NO_TIMEOUTS)["match_id"]
@@ -154,12 +156,43 @@ class BearerAuth(requests.auth.AuthBase):
         return r
 
 
+def _fresh_challenge(live: Live, *, mine: bool) -> str:
+    """A new open challenge between the fuzzing player and a new player: made by the fuzzing
+    player (``mine``: it may cancel it) or naming it (it may accept or decline it)."""
+    api = Api(live.server.url)
+    try:
+        x = api.register("fuzzch")
+        by, to = (live.player, x) if mine else (x, live.player)
+        return str(api.ok(api.request("POST", "/v1/challenges", token=by.token,
+                                      json={"opponents": [to.name]}), 201)["challenge_id"])
+    finally:
+        api.close()
+
+
+def _valid_opponents(value: Any) -> bool:
+    return isinstance(value, list) and 1 <= len(value) <= 5 and all(
+        isinstance(x, str) and 1 <= len(x) <= 64 for x in value)
+
+
 def _use_real_ids(case: Any, live: Live) -> None:
-    """Point most generated path parameters at things that exist (a deterministic rotation)."""
+    """Point most generated path parameters at things that exist (a deterministic rotation),
+    and most generated challenges at a real opponent (only where the generated list was valid,
+    so that a request meant to be refused stays so)."""
+    body = case.body
+    if case.operation.path == "/v1/challenges" and isinstance(body, dict) \
+            and _valid_opponents(body.get("opponents")) and next(_rotation) % 4:
+        api = Api(live.server.url)
+        try:
+            body["opponents"] = [api.register("fuzzed").name]
+        finally:
+            api.close()
     params = case.path_parameters
     if not params:
         return
     turn = next(_rotation) % 5
+    if "challenge_id" in params and turn:
+        params["challenge_id"] = _fresh_challenge(
+            live, mine=case.operation.path.endswith("/cancel"))
     if "match_id" in params and turn:
         params["match_id"] = (live.waiting, live.active, live.finished, live.active)[turn - 1]
     if "player_id" in params and turn % 2:
@@ -206,14 +239,20 @@ def test_spec_protects_the_player_endpoints() -> None:
                    ("GET", "/v1/matches/{match_id}/view"),
                    ("POST", "/v1/matches/{match_id}/actions"),
                    ("POST", "/v1/matches/{match_id}/resign"), ("GET", "/v1/me"),
-                   ("GET", "/v1/me/matches"), ("GET", "/v1/me/events")]:
+                   ("GET", "/v1/me/matches"), ("GET", "/v1/me/events"),
+                   ("POST", "/v1/challenges"), ("GET", "/v1/challenges/{challenge_id}"),
+                   ("POST", "/v1/challenges/{challenge_id}/accept"),
+                   ("POST", "/v1/challenges/{challenge_id}/decline"),
+                   ("POST", "/v1/challenges/{challenge_id}/cancel"),
+                   ("GET", "/v1/me/challenges")]:
         assert needed in ops, needed
 
 
 @pytest.mark.parametrize("method,path", _protected_operations())
 def test_auth_is_not_ignorable(live: Live, method: str, path: str) -> None:
     url = live.server.url + path.format(match_id=live.active, player_id=live.player.id,
-                                        name=live.ladder or "none")
+                                        name=live.ladder or "none",
+                                        challenge_id=_fresh_challenge(live, mine=True))
     # a valid body, so that only the credentials are wrong
     body = {"type": "play", "card": "guard", "target": 1, "guess": "priest"} \
         if path.endswith("/actions") else {"ruleset": "classic", "seats": 2} \
