@@ -1,5 +1,6 @@
 """``python -m service.house_bots`` (the compose ``house-bots`` service), run for real: the
-example bots register once (tokens kept in Redis), enter the ladders, play, and stop on SIGTERM."""
+example bots register once (tokens kept in Redis), enter the ladders, play, accept challenges,
+and stop on SIGTERM."""
 
 from __future__ import annotations
 
@@ -30,6 +31,23 @@ def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path) -> subp
 def _entered(api_server: ApiServer) -> dict[str, str]:
     board = requests.get(f"{api_server.url}/v1/ladders/duel", timeout=10).json()["leaderboard"]
     return {row["name"]: row["player_id"] for row in board if row.get("entered")}
+
+
+def _challenge_is_accepted(api_server: ApiServer, house: str) -> None:
+    """Anyone may challenge a running house bot: it accepts and the match starts."""
+    url = api_server.url
+    me = requests.post(f"{url}/v1/players", json={"name": f"visitor-{time.time_ns() % 10**9}"},
+                       timeout=10).json()
+    auth = {"Authorization": f"Bearer {me['token']}"}
+    ch = requests.post(f"{url}/v1/challenges", json={"opponents": [house]}, headers=auth,
+                       timeout=10).json()
+    end = time.monotonic() + 30
+    while ch.get("status") == "open" and time.monotonic() < end:
+        time.sleep(0.2)
+        ch = requests.get(f"{url}/v1/challenges/{ch['challenge_id']}", headers=auth,
+                          timeout=10).json()
+    assert ch["status"] == "accepted" and ch["match_id"], ch
+    requests.post(f"{url}/v1/matches/{ch['match_id']}/resign", headers=auth, timeout=10)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> int:
@@ -63,6 +81,7 @@ def test_house_bots_enter_the_ladder_and_keep_their_players(
                 ids = {n: entered[n] for n in want}
             else:  # the restart played on as the same players (tokens kept in Redis)
                 assert {n: entered[n] for n in want} == ids
+                _challenge_is_accepted(api_server, "house-counting-1")
         finally:
             code = _stop(proc)
         assert code == 0, log.read_text()

@@ -9,7 +9,7 @@
     MyBot().run(Client("http://127.0.0.1:8000", token="llt_..."))
 
 ``Client`` talks to the HTTP API (``client.players``, ``client.matches``, ``client.me``,
-``client.ladder``), the models are typed dataclasses, every error is an ``LLSDKError``, and
+``client.ladder``, ``client.challenges``), the models are typed dataclasses, every error is an ``LLSDKError``, and
 ``llsdk.arena`` plays bots against each other offline on the service's own rules engine.
 """
 
@@ -18,15 +18,22 @@ __version__ = "0.1.0"
 from .bot import Bot, RunStats  # noqa: E402
 from .client import Client  # noqa: E402
 from .errors import (  # noqa: E402
+    AlreadyChallenged,
     AlreadyForfeited,
     AlreadyJoined,
     APIError,
+    ChallengeClosed,
+    ChallengeExpired,
+    ChallengeNotFound,
+    ChallengeSelf,
     Conflict,
+    DuplicateOpponent,
     Forbidden,
     IdempotencyKeyReused,
     IllegalAction,
     InternalError,
     InvalidRequest,
+    LadderBotsOnly,
     LLSDKError,
     MalformedAction,
     MalformedJSON,
@@ -34,13 +41,17 @@ from .errors import (  # noqa: E402
     MatchNotActive,
     MethodNotAllowed,
     NameTaken,
+    NotChallenged,
+    NotChallenger,
     NotFound,
     NotYourTurn,
     PayloadTooLarge,
+    PlayerNotFound,
     PreconditionFailed,
     RateLimited,
     ServerError,
     ServiceUnavailable,
+    TooManyChallenges,
     TransportError,
     Unauthorized,
     UnsupportedMediaType,
@@ -48,6 +59,9 @@ from .errors import (  # noqa: E402
 )
 from .models import (  # noqa: E402
     Action,
+    Challenge,
+    ChallengePlayer,
+    Challenges,
     Event,
     EventLog,
     Known,
@@ -58,6 +72,7 @@ from .models import (  # noqa: E402
     MatchPage,
     Notice,
     Notices,
+    OnlinePlayer,
     Player,
     Result,
     RoundResult,
@@ -68,7 +83,10 @@ from .models import (  # noqa: E402
 )
 
 __all__ = [
-    "APIError", "Action", "AlreadyForfeited", "AlreadyJoined", "Bot", "Client", "Conflict",
+    "APIError", "Action", "AlreadyChallenged", "AlreadyForfeited", "AlreadyJoined", "Bot",
+    "Challenge", "ChallengeClosed", "ChallengeExpired", "ChallengeNotFound", "ChallengePlayer",
+    "ChallengeSelf", "Challenges", "Client", "Conflict", "DuplicateOpponent", "LadderBotsOnly",
+    "NotChallenged", "NotChallenger", "OnlinePlayer", "PlayerNotFound", "TooManyChallenges",
     "Event", "EventLog", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
     "InvalidRequest", "Known", "LLSDKError", "Ladder", "LadderEntry", "LeaderboardRow",
     "MalformedAction", "MalformedJSON", "Match", "MatchFull", "MatchNotActive", "MatchPage",

@@ -24,6 +24,11 @@ and needs no locking around the bot or the HTTP session.
   applied to a newer turn) and an Idempotency-Key (a retried move is applied once).
 - A bot that raises or picks an action not in ``legal_actions`` is logged and the first legal
   action is played instead, so a bug does not cost the match by timeouts.
+- Challenges: it polls with ``challenges=true`` (so ``GET /v1/players/online`` lists the bot as
+  accepting them) and answers each challenge it is sent with :meth:`Bot.accept_challenge`
+  (default: yes, to any unrated challenge in a ruleset of ``Bot.rulesets``); the match that
+  starts is then played like any other. Challenges that came while it was down are answered at
+  start. ``run(..., challenges=False)`` leaves them unanswered.
 - Stops cleanly on Ctrl-C, when ``stop_event`` is set, or after ``max_matches`` finished matches
   (from the command line, SIGTERM too: within one long-poll).
 - Says what happens on the ``llsdk.bot`` logger: at INFO one line per match started, per round
@@ -40,12 +45,15 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from .client import DEFAULT_URL, Client
 from .errors import (
     APIError,
+    ChallengeClosed,
+    ChallengeExpired,
+    ChallengeNotFound,
     IllegalAction,
     InvalidRequest,
     MatchNotActive,
@@ -57,7 +65,7 @@ from .errors import (
     Unauthorized,
     VersionConflict,
 )
-from .models import Action, Event, Notice, RoundResult, View
+from .models import Action, Challenge, Event, Notice, RoundResult, View
 
 log = logging.getLogger("llsdk.bot")
 
@@ -70,6 +78,8 @@ class Bot:
 
     #: shown in arena tables (default: the class name, or the file name from the CLI)
     name: str | None = None
+    #: the rulesets this bot accepts challenges in (None: every ruleset)
+    rulesets: Collection[str] | None = None
 
     @property
     def rng(self) -> random.Random:
@@ -92,13 +102,21 @@ class Bot:
     def on_match_end(self, view: View) -> None:
         """Called once per match, with the final view (``view.result``, ``view.won``)."""
 
+    def accept_challenge(self, challenge: Challenge) -> bool:
+        """Whether to accept ``challenge`` (its ``challenger``, ``opponents``, ``options``).
+        Default: every unrated challenge in a ruleset of :attr:`rulesets`."""
+        return not challenge.rated and (self.rulesets is None
+                                        or challenge.ruleset in self.rulesets)
+
     def run(self, client: Client, ladders: Iterable[str] = (), *, max_matches: int | None = None,
             stop_event: threading.Event | None = None, cursor_file: str | None = None,
-            poll_wait: float = 25.0) -> RunStats:
+            poll_wait: float = 25.0, challenges: bool = True) -> RunStats:
         """Play every match this bot's token is in until stopped (see the module docstring).
-        ``ladders`` are entered first (a server without ladders yet is tolerated)."""
+        ``ladders`` are entered first (a server without ladders yet is tolerated); with
+        ``challenges`` (the default) challenges are answered by :meth:`accept_challenge`."""
         return Runner(self, client, ladders=ladders, max_matches=max_matches,
-                      stop_event=stop_event, cursor_file=cursor_file, poll_wait=poll_wait).run()
+                      stop_event=stop_event, cursor_file=cursor_file, poll_wait=poll_wait,
+                      challenges=challenges).run()
 
     @classmethod
     def main(cls, argv: Sequence[str] | None = None) -> int:
@@ -120,6 +138,8 @@ class RunStats:
     moves: int = 0
     fallbacks: int = 0  # moves the bot got wrong, replaced by the first legal action
     outages: int = 0
+    challenges_accepted: int = 0
+    challenges_declined: int = 0
 
 
 class Runner:
@@ -128,7 +148,7 @@ class Runner:
     def __init__(self, bot: Bot, client: Client, *, ladders: Iterable[str] = (),
                  max_matches: int | None = None, stop_event: threading.Event | None = None,
                  cursor_file: str | None = None, poll_wait: float = 25.0,
-                 resync_every: float = 60.0) -> None:
+                 resync_every: float = 60.0, challenges: bool = True) -> None:
         self.bot = bot
         self.client = client
         self.ladders = list(ladders)
@@ -138,6 +158,9 @@ class Runner:
         self.poll_wait = poll_wait
         self.resync_every = resync_every
         self.stats = RunStats()
+        self.challenges = challenges
+        self._me: str | None = None  # our player id (to find our answer in a challenge)
+        self._answered: set[str] = set()  # challenge ids
         self._versions: dict[str, int] = {}  # active matches: the last version we saw
         self._started: set[str] = set()
         self._ended: set[str] = set()
@@ -171,7 +194,8 @@ class Runner:
                         cursor = self._load_cursor() or self.client.me.head()
                     self._resync()
                     synced, last_sync = True, time.monotonic()
-                notices = self.client.me.events(after=cursor, wait=self.poll_wait)
+                notices = self.client.me.events(after=cursor, wait=self.poll_wait,
+                                                challenges=self.challenges)
                 self._handle(notices.events)
                 cursor = notices.cursor
                 self._save_cursor(cursor)
@@ -196,7 +220,19 @@ class Runner:
                 log.warning("ladder %r not found on this server (not entered)", name)
 
     def _resync(self) -> None:
-        """Play every active match from the server's list; finish the ones that ended."""
+        """Answer the challenges waiting for us, then play every active match from the server's
+        list and finish the ones that ended."""
+        if self.challenges:
+            if self._me is None:
+                self._me = self.client.me.get().id
+            try:
+                waiting = self.client.challenges.list().incoming
+            except NotFound:  # a server from before challenges
+                log.warning("this server has no challenges; not answering any")
+                self.challenges, waiting = False, []
+            for ch in waiting:
+                if ch.open and ch.answer_of(self._me) == "pending":
+                    self._answer(ch)
         active = list(self.client.me.all_matches(status="active"))
         ids = {m.match_id for m in active}
         for m in active:
@@ -210,10 +246,42 @@ class Runner:
         for mid in [mid for mid in self._versions if mid not in ids]:
             self._safe_play(mid)  # ended while we were not looking
 
+    def _answer(self, challenge: Challenge) -> None:
+        """Accept or decline as :meth:`Bot.accept_challenge` says (once per challenge)."""
+        if challenge.id in self._answered or not challenge.open:
+            return
+        self._answered.add(challenge.id)
+        try:
+            yes = bool(self.bot.accept_challenge(challenge))
+        except Exception:
+            log.exception("%s: accept_challenge() raised; declining", challenge.id)
+            yes = False
+        who = challenge.challenger.name
+        try:
+            if yes:
+                ch = self.client.challenges.accept(challenge.id)
+                self.stats.challenges_accepted += 1
+                log.info("accepted challenge %s from %s%s", challenge.id, who,
+                         f": match {ch.match_id}" if ch.match_id else "")
+                if ch.match_id:
+                    self._safe_play(ch.match_id)
+            else:
+                self.client.challenges.decline(challenge.id)
+                self.stats.challenges_declined += 1
+                log.info("declined challenge %s from %s", challenge.id, who)
+        except (ChallengeClosed, ChallengeExpired, ChallengeNotFound) as e:
+            log.info("challenge %s from %s: %s", challenge.id, who, e.code)
+
     def _handle(self, notices: list[Notice]) -> None:
+        for n in notices:
+            if n.type == "challenge" and n.challenge is not None and self.challenges \
+                    and not self.stopping:
+                self._answer(n.challenge)
         latest: dict[str, Notice] = {}
         finished: set[str] = set()
         for n in notices:
+            if n.match_id is None:
+                continue  # a challenge's notice (handled before) or one of a kind to come
             if n.type == "match_finished":
                 finished.add(n.match_id)
             if n.match_id not in latest or n.version >= latest[n.match_id].version:

@@ -3,6 +3,7 @@
     llsdk register NAME                       register a player, print its token
     llsdk play BOT.py [--ladder NAME]...      play every match of the token's player
     llsdk arena BOT.py BOT.py ... [--ruleset classic] [--games 2000] [--seed 1] [--budget-ms 100]
+    llsdk challenge NAME [NAME...] [--ruleset classic] [--wait 60]   challenge players
 
 The server URL and token come from ``--url`` / ``--token`` or ``LLSDK_URL`` / ``LLSDK_TOKEN``.
 ``BOT.py`` is a file defining a :class:`~llsdk.Bot` subclass (``BOT.py:ClassName`` picks one
@@ -17,6 +18,7 @@ import inspect
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from . import __version__
@@ -123,6 +125,26 @@ def _budget(text: str) -> float:
     return ms
 
 
+def cmd_challenge(args: argparse.Namespace) -> int:
+    """Challenge the named players; print the challenge as JSON (with ``--wait``, once it is
+    answered, expired or the wait is over). Play the match with ``llsdk play``."""
+    if not args.token:
+        print("llsdk challenge: no token: pass --token or set LLSDK_TOKEN", file=sys.stderr)
+        return 2
+    with Client(args.url, args.token) as client:
+        ch = client.challenges.create(
+            args.opponents, args.ruleset, turn_timeout_s=args.turn_timeout, seed=args.seed,
+            tokens_to_win=args.tokens_to_win, expires_in_s=args.expires_in)
+        end = time.monotonic() + args.wait
+        while ch.open and time.monotonic() < end:
+            time.sleep(0.5)
+            ch = client.challenges.get(ch.id)
+    print(json.dumps(ch.raw, indent=2))
+    if ch.match_id:
+        print(f"match {ch.match_id} started: play it with `llsdk play BOT.py`", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="llsdk", description="Love Letter Arena SDK tools")
     ap.add_argument("--version", action="version", version=f"llsdk {__version__}")
@@ -152,6 +174,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(fn=cmd_arena)
+
+    p = sub.add_parser("challenge", help="challenge players (names or ids) to an unrated match")
+    p.add_argument("opponents", nargs="+", metavar="NAME", help="1 to 5 players")
+    p.add_argument("--ruleset", default="classic", choices=["classic", "2019", "2019-classic"])
+    p.add_argument("--turn-timeout", type=int, default=None, metavar="S",
+                   help="seconds per turn (server default 30)")
+    p.add_argument("--tokens-to-win", type=int, default=None)
+    p.add_argument("--seed", default=None, help="a seed: the deal is reproducible")
+    p.add_argument("--expires-in", type=int, default=None, metavar="S",
+                   help="close the challenge unanswered after S seconds (server default 120)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="S",
+                   help="wait up to S seconds for the answers before printing")
+    p.add_argument("--url", default=os.environ.get("LLSDK_URL", DEFAULT_URL),
+                   help="server URL (default: $LLSDK_URL or %(default)s)")
+    p.add_argument("--token", default=os.environ.get("LLSDK_TOKEN"),
+                   help="your token (default: $LLSDK_TOKEN)")
+    p.set_defaults(fn=cmd_challenge)
     return ap
 
 

@@ -36,12 +36,15 @@ from . import __version__
 from .errors import AlreadyJoined, APIError, RateLimited, ServerError, TransportError, error_for
 from .models import (
     Action,
+    Challenge,
+    Challenges,
     EventLog,
     Ladder,
     LadderEntry,
     Match,
     MatchPage,
     Notices,
+    OnlinePlayer,
     Player,
     View,
 )
@@ -85,6 +88,7 @@ class Client:
         self.matches = Matches(self)
         self.me = Me(self)
         self.ladder = Ladders(self)
+        self.challenges = ChallengesAPI(self)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -208,14 +212,23 @@ class _Namespace:
 class Players(_Namespace):
     """``/v1/players``: registration and public profiles."""
 
-    def register(self, name: str) -> Player:
-        """Register a player. The answer's ``token`` is shown only this once: keep it."""
-        resp = self._c._request("POST", "/v1/players", json={"name": name}, auth=False)
+    def register(self, name: str, kind: str | None = None) -> Player:
+        """Register a player (``kind``: "bot", the default, or "human"). The answer's
+        ``token`` is shown only this once: keep it."""
+        body: dict[str, Any] = {"name": name}
+        if kind is not None:
+            body["kind"] = kind
+        resp = self._c._request("POST", "/v1/players", json=body, auth=False)
         return Player.from_dict(self._c._json(resp))
 
     def get(self, player_id: str) -> Player:
         """A public profile with recent matches."""
         return Player.from_dict(self._get(f"/v1/players/{player_id}"))
+
+    def online(self, limit: int = 100) -> list[OnlinePlayer]:
+        """Who is online: present on a ladder, or listening for challenges (by name)."""
+        data = self._get("/v1/players/online", {"limit": limit})
+        return [OnlinePlayer.from_dict(d) for d in data.get("players", [])]
 
 
 class Matches(_Namespace):
@@ -328,12 +341,17 @@ class Me(_Namespace):
             yield from page.matches
             cursor = page.next_cursor
 
-    def events(self, after: str | None = None, wait: float = 0.0) -> Notices:
+    def events(self, after: str | None = None, wait: float = 0.0, *,
+               challenges: bool = False) -> Notices:
         """Your notices after the cursor ``after`` (None: from the oldest kept); with ``wait``
-        the server holds the request up to that many seconds until one arrives."""
+        the server holds the request up to that many seconds until one arrives. With
+        ``challenges`` you say you answer challenges (you are listed as accepting them in
+        ``players.online()`` while you poll)."""
         params: dict[str, Any] = {"wait": wait}
         if after is not None:
             params["after"] = after
+        if challenges:
+            params["challenges"] = "true"
         return Notices.from_dict(self._get("/v1/me/events", params,
                                            timeout=self._c.timeout + wait))
 
@@ -375,6 +393,56 @@ class Ladders(_Namespace):
         return LadderEntry.from_dict(_body(resp), name)
 
 
+class ChallengesAPI(_Namespace):
+    """``/v1/challenges``: challenge players by name or id to an unrated match, and answer."""
+
+    def create(self, opponents: str | list[str], ruleset: str = "classic", *,
+               turn_timeout_s: int | None = None, tokens_to_win: int | None = None,
+               timeout_policy: str | None = None, max_timeouts: int | None = None,
+               seed: str | None = None, deck: list[str] | None = None,
+               first_seat: int | None = None, two_player_setup: str | None = None,
+               seat_order: list[str] | None = None,
+               expires_in_s: int | None = None) -> Challenge:
+        """Challenge ``opponents`` (a name or id, or a list of 1 to 5); each gets a
+        ``challenge`` notice. The match starts when all accept (``match_id``). Not retried
+        after a lost answer (look in :meth:`list`): a repeat is refused with
+        ``AlreadyChallenged`` while the first is open."""
+        names = [opponents] if isinstance(opponents, str) else list(opponents)
+        body: dict[str, Any] = {"opponents": names, "ruleset": ruleset}
+        for k, v in (("turn_timeout_s", turn_timeout_s), ("tokens_to_win", tokens_to_win),
+                     ("timeout_policy", timeout_policy), ("max_timeouts", max_timeouts),
+                     ("seed", seed), ("deck", deck), ("first_seat", first_seat),
+                     ("two_player_setup", two_player_setup), ("seat_order", seat_order),
+                     ("expires_in_s", expires_in_s)):
+            if v is not None:
+                body[k] = v
+        resp = self._c._request("POST", "/v1/challenges", json=body)
+        return Challenge.from_dict(self._c._json(resp))
+
+    def get(self, challenge_id: str) -> Challenge:
+        return Challenge.from_dict(self._get(f"/v1/challenges/{challenge_id}"))
+
+    def _answer(self, challenge_id: str, what: str) -> Challenge:
+        # a repeated answer answers the same and changes nothing: safe to retry
+        resp = self._c._request("POST", f"/v1/challenges/{challenge_id}/{what}", retry=True)
+        return Challenge.from_dict(self._c._json(resp))
+
+    def accept(self, challenge_id: str) -> Challenge:
+        """Accept; the last accept starts the match (``match_id``)."""
+        return self._answer(challenge_id, "accept")
+
+    def decline(self, challenge_id: str) -> Challenge:
+        return self._answer(challenge_id, "decline")
+
+    def cancel(self, challenge_id: str) -> Challenge:
+        """Withdraw a challenge you made."""
+        return self._answer(challenge_id, "cancel")
+
+    def list(self) -> Challenges:
+        """Yours, incoming and outgoing: the open ones and those closed lately."""
+        return Challenges.from_dict(self._get("/v1/me/challenges"))
+
+
 def _body(resp: requests.Response) -> dict[str, Any]:
     if not resp.content:
         return {}
@@ -385,4 +453,4 @@ def _body(resp: requests.Response) -> dict[str, Any]:
     return data if isinstance(data, dict) else {"data": data}
 
 
-__all__ = ["DEFAULT_URL", "Client", "Ladders", "Matches", "Me", "Players"]
+__all__ = ["DEFAULT_URL", "ChallengesAPI", "Client", "Ladders", "Matches", "Me", "Players"]

@@ -8,10 +8,17 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
     └── APIError(status, code, message) any error answer of the API
         ├── InvalidRequest              invalid_request (422)
         │   ├── MalformedJSON           malformed_json (400)
-        │   └── MalformedAction         malformed_action (422)
+        │   ├── MalformedAction         malformed_action (422)
+        │   ├── PlayerNotFound          player_not_found (422): a challenge names nobody
+        │   ├── ChallengeSelf           challenge_self (422)
+        │   └── DuplicateOpponent       duplicate_opponent (422)
         ├── Unauthorized                unauthorized (401)
         ├── Forbidden                   forbidden (403)
+        │   ├── NotChallenged           not_challenged: answering your own challenge
+        │   ├── NotChallenger           not_challenger: cancelling someone else's
+        │   └── LadderBotsOnly          ladder_bots_only: a human entering a bot ladder
         ├── NotFound                    not_found (404)
+        │   └── ChallengeNotFound       challenge_not_found
         ├── MethodNotAllowed            method_not_allowed (405)
         ├── Conflict                    (409)
         │   ├── NotYourTurn             not_your_turn
@@ -20,7 +27,11 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
         │   ├── MatchFull               match_full
         │   ├── AlreadyJoined           already_joined
         │   ├── AlreadyForfeited        already_forfeited
-        │   └── NameTaken               name_taken
+        │   ├── NameTaken               name_taken
+        │   ├── ChallengeClosed         challenge_closed: accepted, declined or cancelled
+        │   ├── ChallengeExpired        challenge_expired
+        │   ├── AlreadyChallenged       already_challenged
+        │   └── TooManyChallenges       too_many_challenges
         ├── PreconditionFailed          precondition_failed (412)
         ├── PayloadTooLarge             payload_too_large (413)
         ├── UnsupportedMediaType        unsupported_media_type (415)
@@ -83,6 +94,18 @@ class MalformedAction(InvalidRequest):
     """``malformed_action``: the action is not a well-formed action object."""
 
 
+class PlayerNotFound(InvalidRequest):
+    """``player_not_found``: a challenge names a player that does not exist."""
+
+
+class ChallengeSelf(InvalidRequest):
+    """``challenge_self``: a challenge names its challenger."""
+
+
+class DuplicateOpponent(InvalidRequest):
+    """``duplicate_opponent``: a challenge names the same player twice."""
+
+
 class Unauthorized(APIError):
     """``unauthorized``: no token, or an unknown one."""
 
@@ -91,8 +114,24 @@ class Forbidden(APIError):
     """``forbidden``: not allowed for this player (e.g. a match you don't sit in)."""
 
 
+class NotChallenged(Forbidden):
+    """``not_challenged``: only the players a challenge names accept or decline it."""
+
+
+class NotChallenger(Forbidden):
+    """``not_challenger``: only the challenger cancels a challenge."""
+
+
+class LadderBotsOnly(Forbidden):
+    """``ladder_bots_only``: a player registered as human entering a ladder for bots."""
+
+
 class NotFound(APIError):
     """``not_found``: no such match, player, ladder or path."""
+
+
+class ChallengeNotFound(NotFound):
+    """``challenge_not_found``: no such challenge, or you are not in it."""
 
 
 class MethodNotAllowed(APIError):
@@ -130,6 +169,22 @@ class AlreadyForfeited(Conflict):
 
 class NameTaken(Conflict):
     """``name_taken``: a player with this name exists."""
+
+
+class ChallengeClosed(Conflict):
+    """``challenge_closed``: the challenge was accepted, declined or cancelled."""
+
+
+class ChallengeExpired(Conflict):
+    """``challenge_expired``: nobody answered it in time."""
+
+
+class AlreadyChallenged(Conflict):
+    """``already_challenged``: your earlier challenge to that player is still open."""
+
+
+class TooManyChallenges(Conflict):
+    """``too_many_challenges``: wait for answers to your open challenges or cancel one."""
 
 
 class PreconditionFailed(APIError):
@@ -198,6 +253,17 @@ CODE_CLASSES: dict[str, type[APIError]] = {
     "rate_limited": RateLimited,
     "internal_error": InternalError,
     "unavailable": ServiceUnavailable,
+    "player_not_found": PlayerNotFound,
+    "challenge_self": ChallengeSelf,
+    "duplicate_opponent": DuplicateOpponent,
+    "not_challenged": NotChallenged,
+    "not_challenger": NotChallenger,
+    "ladder_bots_only": LadderBotsOnly,
+    "challenge_not_found": ChallengeNotFound,
+    "challenge_closed": ChallengeClosed,
+    "challenge_expired": ChallengeExpired,
+    "already_challenged": AlreadyChallenged,
+    "too_many_challenges": TooManyChallenges,
 }
 
 #: fallback by HTTP status for codes this SDK version does not know
@@ -246,7 +312,10 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 __all__ = [
-    "CODE_CLASSES", "STATUS_CLASSES", "APIError", "AlreadyForfeited", "AlreadyJoined",
+    "CODE_CLASSES", "STATUS_CLASSES", "APIError", "AlreadyChallenged", "AlreadyForfeited",
+    "AlreadyJoined", "ChallengeClosed", "ChallengeExpired", "ChallengeNotFound",
+    "ChallengeSelf", "DuplicateOpponent", "LadderBotsOnly", "NotChallenged", "NotChallenger",
+    "PlayerNotFound", "TooManyChallenges",
     "Conflict", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
     "InvalidRequest", "LLSDKError", "MalformedAction", "MalformedJSON", "MatchFull",
     "MatchNotActive", "MethodNotAllowed", "NameTaken", "NotFound", "NotYourTurn",

@@ -430,21 +430,26 @@ class EventLog:
 @dataclass(slots=True)
 class Notice:
     """One notice of ``GET /v1/me/events``: ``match_started``, ``your_turn`` or
-    ``match_finished``, about ``match_id`` at ``version``; ``cursor`` resumes after it."""
+    ``match_finished``, about ``match_id`` at ``version``; or ``challenge`` (you are challenged)
+    and ``challenge_update`` (a challenge you are in changed), with ``challenge`` (and
+    ``match_id`` once its match exists, else None). ``cursor`` resumes after it."""
 
     type: str
-    match_id: str
+    match_id: str | None
     version: int
     seat: int | None = None
     cursor: str | None = None
     winners: list[int] | None = None
     deadline: float | None = None
+    challenge: Challenge | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Notice:
-        return cls(d["type"], d["match_id"], d.get("version", 0), d.get("seat"),
-                   d.get("cursor"), d.get("winners"), d.get("deadline"), d)
+        ch = d.get("challenge")
+        return cls(d["type"], d.get("match_id"), d.get("version", 0), d.get("seat"),
+                   d.get("cursor"), d.get("winners"), d.get("deadline"),
+                   Challenge.from_dict(ch) if isinstance(ch, dict) else None, d)
 
 
 @dataclass(slots=True)
@@ -469,12 +474,100 @@ class Player:
     token: str | None = field(default=None, repr=False)
     recent_matches: list[Match] = field(default_factory=list)
     ratings: dict[str, Any] = field(default_factory=dict)
+    kind: str = "bot"  # or "human": what the player said it is when it registered
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Player:
         return cls(d["id"], d["name"], d.get("created_at"), d.get("token"),
                    [Match.from_dict(m) for m in d.get("recent_matches", [])],
-                   d.get("ratings") or {})
+                   d.get("ratings") or {}, d.get("kind") or "bot")
+
+
+@dataclass(slots=True)
+class OnlinePlayer:
+    """One row of ``GET /v1/players/online``."""
+
+    id: str
+    name: str
+    kind: str = "bot"
+    ladders: list[str] = field(default_factory=list)  # present on these
+    accepts_challenges: bool = False
+    last_seen: float | None = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> OnlinePlayer:
+        return cls(d["id"], d.get("name") or "", d.get("kind") or "bot",
+                   list(d.get("ladders") or []), bool(d.get("accepts_challenges")),
+                   d.get("last_seen"))
+
+
+@dataclass(slots=True)
+class ChallengePlayer:
+    """The challenger, or one opponent with its ``answer``: pending, accepted or declined."""
+
+    id: str
+    name: str
+    kind: str = "bot"
+    answer: str | None = None  # None for the challenger
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ChallengePlayer:
+        return cls(d["id"], d.get("name") or "", d.get("kind") or "bot", d.get("answer"))
+
+
+@dataclass(slots=True)
+class Challenge:
+    """A challenge: ``status`` open, accepted (``match_id`` is the match), declined, cancelled
+    or expired; ``options`` are the match's (``ruleset``, ``seats``, ``turn_timeout_s``...)."""
+
+    id: str
+    status: str
+    challenger: ChallengePlayer
+    opponents: list[ChallengePlayer]
+    options: dict[str, Any] = field(default_factory=dict)
+    rated: bool = False
+    match_id: str | None = None
+    seat_order: list[str] | None = None
+    created_at: float | None = None
+    expires_at: float | None = None
+    seconds_left: float | None = None
+    closed_at: float | None = None
+    closed_by: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Challenge:
+        return cls(d["challenge_id"], d.get("status") or "open",
+                   ChallengePlayer.from_dict(d["challenger"]),
+                   [ChallengePlayer.from_dict(o) for o in d.get("opponents") or []],
+                   dict(d.get("options") or {}), bool(d.get("rated", False)), d.get("match_id"),
+                   d.get("seat_order"), d.get("created_at"), d.get("expires_at"),
+                   d.get("seconds_left"), d.get("closed_at"), d.get("closed_by"), dict(d))
+
+    @property
+    def ruleset(self) -> str | None:
+        return self.options.get("ruleset")
+
+    @property
+    def open(self) -> bool:
+        return self.status == "open"
+
+    def answer_of(self, player_id: str) -> str | None:
+        """``player_id``'s answer (pending, accepted, declined), None if not an opponent."""
+        return next((o.answer for o in self.opponents if o.id == player_id), None)
+
+
+@dataclass(slots=True)
+class Challenges:
+    """``GET /v1/me/challenges``: open ones and those closed lately, newest first."""
+
+    incoming: list[Challenge] = field(default_factory=list)
+    outgoing: list[Challenge] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Challenges:
+        return cls([Challenge.from_dict(c) for c in d.get("incoming") or []],
+                   [Challenge.from_dict(c) for c in d.get("outgoing") or []])
 
 
 @dataclass(slots=True)
@@ -495,6 +588,7 @@ class LeaderboardRow:
     provisional: bool = False
     benched: bool = False
     benched_reason: str | None = None
+    kind: str = "bot"
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -503,7 +597,8 @@ class LeaderboardRow:
                    d.get("rating"), d.get("mu"), d.get("sigma"), d.get("games", 0),
                    d.get("wins", 0), d.get("win_rate"), d.get("timeouts", 0),
                    list(d.get("seat_balance") or []), bool(d.get("provisional", False)),
-                   bool(d.get("benched", False)), d.get("benched_reason"), d)
+                   bool(d.get("benched", False)), d.get("benched_reason"),
+                   d.get("kind") or "bot", d)
 
 
 @dataclass(slots=True)
@@ -553,7 +648,8 @@ class LadderEntry:
 
 
 __all__ = [
-    "CHANCELLOR_RETURN", "PLAY", "Action", "Event", "EventLog", "Known", "Ladder", "LadderEntry",
-    "LeaderboardRow", "Match", "MatchPage", "Notice", "Notices", "Player", "Result",
-    "RoundResult", "Seat", "SeatInfo", "Turn", "View",
+    "CHANCELLOR_RETURN", "PLAY", "Action", "Challenge", "ChallengePlayer", "Challenges", "Event",
+    "EventLog", "Known", "Ladder", "LadderEntry", "LeaderboardRow", "Match", "MatchPage",
+    "Notice", "Notices", "OnlinePlayer", "Player", "Result", "RoundResult", "Seat", "SeatInfo",
+    "Turn", "View",
 ]

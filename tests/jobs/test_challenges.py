@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -50,9 +51,9 @@ def test_racing_last_accepts_create_one_match(redis_db: redis.Redis) -> None:
     for trial in range(25):
         a, b, c = register(redis_db, 3, f"race{trial}-")
         ch = challenges.create(redis_db, a, [b, c], {"ruleset": "2019"})
-        got = race(lambda: challenges.accept(redis_db, ch.id, b),
-                   lambda: challenges.accept(redis_db, ch.id, c),
-                   lambda: challenges.accept(redis_db, ch.id, c))  # and a retry of one
+        got = race(partial(challenges.accept, redis_db, ch.id, b),
+                   partial(challenges.accept, redis_db, ch.id, c),
+                   partial(challenges.accept, redis_db, ch.id, c))  # and a retry of one
         assert all(isinstance(x, challenges.Challenge) for x in got), got
         final = challenges.get(redis_db, ch.id, a)
         assert final.status == challenges.ACCEPTED and final.match_id
@@ -71,8 +72,8 @@ def test_accept_racing_cancel_is_one_or_the_other(redis_db: redis.Redis) -> None
     for trial in range(25):
         a, b = register(redis_db, 2, f"rc{trial}-")
         ch = challenges.create(redis_db, a, [b], {"ruleset": "classic"})
-        acc, can = race(lambda: challenges.accept(redis_db, ch.id, b),
-                        lambda: challenges.cancel(redis_db, ch.id, a))
+        acc, can = race(partial(challenges.accept, redis_db, ch.id, b),
+                        partial(challenges.cancel, redis_db, ch.id, a))
         final = challenges.get(redis_db, ch.id, a)
         if final.status == challenges.ACCEPTED:
             assert isinstance(acc, challenges.Challenge) and final.match_id

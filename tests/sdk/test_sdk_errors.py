@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -130,6 +131,40 @@ def test_move_errors(anon: Client) -> None:
     # the first action with that key was applied once; replaying it answers the same
     again = mover.matches.act(mid, legal, idempotency_key=key)
     assert again.version == mine.version + 1
+
+
+def test_challenge_errors(anon: Client) -> None:
+    a, b, c = player(anon), player(anon), player(anon)
+    me, them = a.me.get(), b.me.get()
+    expect(errors.PlayerNotFound, "player_not_found",
+           lambda: a.challenges.create("nobody-" + secrets.token_hex(4)))
+    expect(errors.ChallengeSelf, "challenge_self", lambda: a.challenges.create(me.name))
+    expect(errors.DuplicateOpponent, "duplicate_opponent",
+           lambda: a.challenges.create([them.name, them.id]))
+    ch = a.challenges.create(them.name)
+    expect(errors.AlreadyChallenged, "already_challenged", lambda: a.challenges.create(them.id))
+    expect(errors.NotChallenged, "not_challenged", lambda: a.challenges.accept(ch.id))
+    expect(errors.NotChallenger, "not_challenger", lambda: b.challenges.cancel(ch.id))
+    expect(errors.ChallengeNotFound, "challenge_not_found", lambda: c.challenges.get(ch.id))
+    expect(errors.ChallengeNotFound, "challenge_not_found",
+           lambda: a.challenges.get("c_000000000000"))
+    b.challenges.decline(ch.id)
+    expect(errors.ChallengeClosed, "challenge_closed", lambda: b.challenges.accept(ch.id))
+    short = a.challenges.create(them.name, expires_in_s=1)
+    time.sleep(1.1)
+    expect(errors.ChallengeExpired, "challenge_expired", lambda: b.challenges.accept(short.id))
+    human = anon.with_token(str(anon.players.register(name("h"), kind="human").token))
+    lad = anon.ladder.list()[0].name
+    expect(errors.LadderBotsOnly, "ladder_bots_only", lambda: human.ladder.enter(lad))
+
+
+def test_too_many_challenges(redis_server: Any) -> None:
+    with ApiServer(redis_server.url, env={"CHALLENGE_MAX_OPEN": "1"}) as srv:
+        anon = Client(srv.url, max_retries=0)
+        a, b, c = player(anon), player(anon), player(anon)
+        a.challenges.create(b.me.get().name)
+        expect(errors.TooManyChallenges, "too_many_challenges",
+               lambda: a.challenges.create(c.me.get().name))
 
 
 def test_rate_limited(redis_server: Any) -> None:

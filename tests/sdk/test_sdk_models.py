@@ -101,6 +101,14 @@ def test_every_api_error_code_maps_to_its_exception() -> None:
         "idempotency_key_reused": errors.IdempotencyKeyReused,
         "rate_limited": errors.RateLimited, "internal_error": errors.InternalError,
         "unavailable": errors.ServiceUnavailable,
+        "player_not_found": errors.PlayerNotFound, "challenge_self": errors.ChallengeSelf,
+        "duplicate_opponent": errors.DuplicateOpponent,
+        "not_challenged": errors.NotChallenged, "not_challenger": errors.NotChallenger,
+        "ladder_bots_only": errors.LadderBotsOnly,
+        "challenge_not_found": errors.ChallengeNotFound,
+        "challenge_closed": errors.ChallengeClosed, "challenge_expired": errors.ChallengeExpired,
+        "already_challenged": errors.AlreadyChallenged,
+        "too_many_challenges": errors.TooManyChallenges,
     }
     for code, status in STATUS.items():
         e = errors.error_for(status, {"status": status, "code": code, "message": "m"})
@@ -113,6 +121,10 @@ def test_every_api_error_code_maps_to_its_exception() -> None:
     assert issubclass(errors.MalformedAction, errors.InvalidRequest)
     assert issubclass(errors.InternalError, errors.ServerError)
     assert issubclass(errors.TransportError, errors.LLSDKError)
+    assert issubclass(errors.ChallengeNotFound, errors.NotFound)
+    assert issubclass(errors.ChallengeClosed, errors.Conflict)
+    assert issubclass(errors.NotChallenger, errors.Forbidden)
+    assert issubclass(errors.PlayerNotFound, errors.InvalidRequest)
     assert not issubclass(errors.TransportError, errors.APIError)
 
 
