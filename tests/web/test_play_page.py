@@ -143,7 +143,10 @@ def test_only_legal_choices_are_offered(page: Any, api: Api, api_server: ApiServ
                                     tokens_to_win=1, turn_timeout_s=600, first_seat=0)
     me = players[0]
     sign_in(page, api_server.url, me)
-    page.goto(f"{api_server.url}/play/{mid}")
+    # the spectator page of a match the signed-in person sits in links to their table
+    page.goto(f"{api_server.url}/matches/{mid}")
+    page.click("#to-table")
+    page.wait_for_url(f"**/play/{mid}")
     rng = random.Random(3)
     seen: list[str] = []
     with HttpOpponents(api_server.url, mid, players[1:], delay=0.02):

@@ -76,6 +76,12 @@
     if (v.options && v.options.turn_timeout_s) bits.push(`${v.options.turn_timeout_s}s per turn`);
     const info = $("match-info");
     clear(info, bits.join(" · "));
+    // the person signed in on /play sits here: their table is one click away (it is only a
+    // link: this page itself never sends the token)
+    const me = LL.session && LL.session.get();
+    if (me && v.status !== "finished" && v.players.some((p) => p.player_id === me.id)) {
+      info.append(" · ", el("a", { class: "button primary", id: "to-table", href: `/play/${encodeURIComponent(mid)}` }, "You sit here: play at your table"));
+    }
     if (v.ladder) info.append(" · ", el("a", { href: `/ladders/${encodeURIComponent(v.ladder)}` }, "leaderboard"));
   }
 
