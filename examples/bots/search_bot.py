@@ -4,6 +4,10 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
 
 1. **Sample** a complete state of the round from what it knows (``llsdk.sim.Sampler``: exact card
    counting, its private facts, and how likely each opponent hand made the plays it saw).
+   Which opponent model it uses is chosen per opponent and per match by which one explains
+   that opponent's plays better (``Sampler.seat_log_evidence``): "keeps its higher card" (most
+   bots, the counting bot included) or "plays at random" (the random baseline, which then also
+   plays at random in the playouts).
 2. **Try every candidate action** on that same state (common samples: the actions are compared
    on identical deals, which cuts the noise of the comparison roughly in half) and play the round
    out with a fast heuristic policy for every player, a policy that only uses what that player
@@ -17,6 +21,7 @@ Candidate actions: every legal action, except that a Guard names at most two car
 the likeliest ones under the posterior (naming a card the target can't hold never helps).
 
 Run it against a server:   python examples/bots/search_bot.py --url URL --token TOKEN
+                           (``SEARCH_BOT_BUDGET_MS=50`` changes the per-move budget)
 Or offline:                llsdk arena examples/bots/search_bot.py examples/bots/counting_bot.py
                            (add ``--budget-ms 50`` to change the per-move budget)
 """
@@ -58,11 +63,26 @@ class PlayoutPolicy:
         self.baron_keep = 4 if ruleset == "classic" else 5
         self.known: dict[tuple[int, int], int] = {}  # (who, whose) -> the card whose holds
         self.seen = 0  # events of the playout's state already read into ``known``
+        self.random_seats: frozenset[int] = frozenset()  # seats that play like the random bot
 
-    def start(self, known: dict[tuple[int, int], int], seen: int) -> None:
-        """A new playout: what each player knows at its start; events from ``seen`` on are new."""
+    def start(self, known: dict[tuple[int, int], int], seen: int,
+              random_seats: frozenset[int] = frozenset()) -> None:
+        """A new playout: what each player knows at its start; events from ``seen`` on are new;
+        ``random_seats`` play uniformly at random (card, then target, then guess)."""
         self.known = dict(known)
         self.seen = seen
+        self.random_seats = random_seats
+
+    def random_move(self, s: Any, rng: random.Random) -> Any:
+        legal = self.legal(s)
+        cards = sorted({a.card for a in legal if a.card is not None})
+        if not cards:
+            return rng.choice(legal)
+        card = rng.choice(cards)
+        options = [a for a in legal if a.card == card]
+        targets = sorted({a.target for a in options}, key=lambda t: -1 if t is None else t)
+        target = rng.choice(targets)
+        return rng.choice([a for a in options if a.target == target])
 
     def learn(self, s: Any) -> None:
         """Read the playout's new events into ``known``."""
@@ -91,6 +111,8 @@ class PlayoutPolicy:
         self.seen = len(events)
 
     def __call__(self, s: Any, rng: random.Random) -> Any:
+        if s.turn in self.random_seats:
+            return self.random_move(s, rng)
         self.learn(s)
         me = s.turn
         hand = s.hands[me]
@@ -213,10 +235,18 @@ class SearchBot(Bot):
     #: cards a Guard may name per target (the likeliest ones)
     guesses_per_target = 2
 
+    #: the opponent models it chooses between, by how well each explains the plays seen
+    MODELS = {"heuristic": sim.OpponentModel(keep_high=0.6), "random": sim.OpponentModel(0.0)}
+    #: the heuristic model's head start, in log-likelihood: against the random bot a round of
+    #: plays moves the balance by -0.3 on average, against the counting bot by +0.15
+    PRIOR = 0.5
+
     def __init__(self, budget_ms: float | None = None) -> None:
         if budget_ms is not None:
             self.budget = budget_ms / 1000
         self._policies: dict[str, PlayoutPolicy] = {}
+        # match id -> round -> model name -> seat -> log evidence of its plays that round
+        self._evidence: dict[str, dict[int, dict[str, dict[int, float]]]] = {}
         self.stats: list[float] = []  # CPU seconds of each decision (for benchmarks)
         self.samples: list[int] = []  # samples searched per decision
 
@@ -229,8 +259,32 @@ class SearchBot(Bot):
         self.stats.append(time.process_time() - start)
         return action
 
+    def on_match_end(self, view: View) -> None:
+        self._evidence.pop(view.match_id, None)
+
+    def opponent_models(self, view: View) -> dict[int, str]:
+        """Which model explains each opponent's plays best this match (each round's evidence
+        as last seen). A round's weight is capped at 10 (log) so one odd round can't decide."""
+        samplers = {name: sim.Sampler(view, model) for name, model in self.MODELS.items()}
+        rounds = self._evidence.setdefault(view.match_id, {})
+        rounds[view.round] = {
+            name: {p.seat: sp.seat_log_evidence(p.seat) for p in view.players}
+            for name, sp in samplers.items()}
+        out = {}
+        for p in view.players:
+            if p.seat == view.seat:
+                continue
+            lead = self.PRIOR
+            for ev in rounds.values():
+                diff = ev["heuristic"][p.seat] - ev["random"][p.seat]
+                lead += max(-10.0, min(10.0, diff)) if diff == diff else 0.0  # nan: both -inf
+            out[p.seat] = "heuristic" if lead >= 0 else "random"
+        return out
+
     def search(self, view: View, start: float) -> Action:
-        sampler = sim.Sampler(view)
+        models = self.opponent_models(view)
+        sampler = sim.Sampler(view, {p: self.MODELS[m] for p, m in models.items()})
+        random_seats = frozenset(p for p, m in models.items() if m == "random")
         candidates = self.candidates(view, sampler)
         if len(candidates) == 1:
             return candidates[0]
@@ -248,7 +302,7 @@ class SearchBot(Bot):
         while samples < 4 or time.process_time() < deadline:
             state = sampler.sample(rng)
             for i, move in enumerate(moves):
-                policy.start(known, 0)
+                policy.start(known, 0, random_seats)
                 totals[i] += sim.rollout(state.clone(), seat, rng, policy, first=move)
             samples += 1
         self.samples.append(samples)

@@ -50,8 +50,9 @@ Needs the service's rules engine, imported lazily like :mod:`llsdk.arena`.
 from __future__ import annotations
 
 import itertools
+import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -143,19 +144,23 @@ _COPIES = {rs: tuple(table.get(c, 0) for c in CARDS) for rs, table in COPIES.ite
 class Sampler:
     """The hidden cards of ``view``'s round, sampled from the posterior given what the seat knows.
 
+    ``model`` is the :class:`OpponentModel` of every opponent, or a mapping seat -> model.
     Build it once per decision (it replays the round's events: about 0.1 ms), then call
     :meth:`sample` as often as the time budget allows. ``hidden`` lists the seats whose hand is
     sampled (in seat order); ``weights[i]`` is the likelihood per card kind of ``hidden[i]``'s
     current card and ``pool`` the unseen copies of each kind.
     """
 
-    def __init__(self, view: View, model: OpponentModel | None = None) -> None:
+    def __init__(self, view: View,
+                 model: OpponentModel | Mapping[int, OpponentModel] | None = None) -> None:
         if view.seat is None:
             raise SimError("a spectator's view has no hand to start from")
         if view.status != "active" or view.turn is None:
             raise SimError("the round is not in play")
         self.view = view
-        self.model = model or OpponentModel()
+        # one model for every opponent, or one per seat (seats left out: the default model)
+        self.models: Mapping[int, OpponentModel] = model if isinstance(model, Mapping) else {}
+        self.model = model if isinstance(model, OpponentModel) else OpponentModel()
         self.me = me = view.seat
         self.ruleset = rs = view.ruleset
         self.n = n = view.players_count or len(view.players)
@@ -173,6 +178,9 @@ class Sampler:
                 pool[INDEX[c]] -= 1
         self._pool_at_end = pool[:]  # for the chancellor approximation (see _chancellor)
         self.L: dict[int, list[float]] = {p: ones[:] for p in range(n) if p != me}
+        # Likelihood of each seat's plays already spent on cards that are now face up (or in
+        # our hand): kept so that models can be compared (see seat_log_evidence).
+        self.scale: dict[int, float] = dict.fromkeys(self.L, 1.0)
         self.deck: list[int | None] = []  # top first; a card when this seat knows it
         self.first = view.turn.seat
         self.turn_no = 0
@@ -188,6 +196,7 @@ class Sampler:
         turn = view.turn
         self.hidden = [p.seat for p in view.players
                        if p.seat != me and not p.eliminated and p.hand_count > 0]
+        self.contradicted = False  # an approximation ruled out every card of some hand
         self.weights = [self._usable(self.L[p]) for p in self.hidden]
         # An opponent in the middle of its turn also holds the card it drew.
         self.extra: int | None = None
@@ -205,6 +214,7 @@ class Sampler:
         self._props = [[w * k for w, k in zip(ws, pool, strict=True)] for ws in self.weights]
         self._cum = [list(itertools.accumulate(p)) for p in self._props]
         self._posterior: dict[tuple[int, ...], float] | None = None
+        self._evidence = 0.0
 
     # ------------------------------------------------------------------ replaying the round
 
@@ -225,16 +235,16 @@ class Sampler:
             elif kind == "play":
                 self._play(s, d)
             elif kind == "priest_saw":  # ours: the target holds that card
-                L[d["target"]] = _delta(INDEX[d["card"]])
+                self._pin(d["target"], INDEX[d["card"]])
             elif kind == "baron_compared":  # we took part: we saw their card
                 other, card = (d["target"], d["target_card"]) if s == me else \
                               (s, d["card"])
-                L[other] = _delta(INDEX[card])
+                self._pin(other, INDEX[card])
             elif kind == "king_swapped":  # we traded: the other now holds what we gave
-                if s == me:
-                    L[d["target"]] = _delta(INDEX[d["gave"]])
+                if s == me:  # their old card is now ours
+                    self._reveal(d["target"], INDEX[d["received"]], _delta(INDEX[d["gave"]]))
                 else:
-                    L[s] = _delta(INDEX[d["received"]])
+                    self._reveal(s, INDEX[d["gave"]], _delta(INDEX[d["received"]]))
             elif kind == "chancellor_drew":  # ours: the cards came off the top
                 del self.deck[:len(d["cards"])]
             elif kind == "chancellor_returned":  # ours: we know the bottom of the deck
@@ -243,6 +253,8 @@ class Sampler:
             elif kind == "chancellor_return" and s != me:  # theirs: unknown cards go under
                 self.deck.extend([None] * d["count"])
             elif kind == "eliminated":
+                if s != me and len(d.get("revealed") or ()) == 1:
+                    self._reveal(s, INDEX[d["revealed"][0]], self._ones[:])
                 if self._baron is not None and self._baron[1] == s and d.get("revealed"):
                     # a baron between two others: the winner's card is worth more
                     v = self.values[INDEX[d["revealed"][0]]]
@@ -270,10 +282,14 @@ class Sampler:
                 self._baron = (t if loser == s else s, loser)
         elif card == KING and t is not None and me not in (s, t):
             L[s], L[t] = L[t], L[s]  # they traded hands, and what we know about them
-        elif card == PRINCE and t is not None and d.get("discarded") != "princess":
+        elif card == PRINCE and t is not None and d.get("discarded") == "princess":
+            if t != me:
+                self._reveal(t, PRINCESS, self._ones[:])  # out of the round (R16)
+        elif card == PRINCE and t is not None:
             top = self.deck.pop(0) if d.get("drew_from") == "deck" and self.deck else None
             if t != me:
-                L[t] = self._ones[:] if top is None else _delta(top)
+                self._reveal(t, INDEX[d["discarded"]],
+                             self._ones[:] if top is None else _delta(top))
         elif card == CHANCELLOR and s != me:
             drew = int(d.get("drew", 0))
             del self.deck[:drew]
@@ -286,7 +302,7 @@ class Sampler:
         or the held one), each weighted by how likely the opponent model plays ``y``."""
         x = self.pending.pop(s, None)
         old = self.L[s]
-        prob = self.model.play_prob
+        prob = self.models.get(s, self.model).play_prob
         rs = self.ruleset
         new = [0.0] * KINDS
         if x is None:
@@ -310,7 +326,20 @@ class Sampler:
         z_old = sum(w * k for w, k in zip(old, pool, strict=True)) or 1.0
         z_new = float(sum(pool)) or 1.0
         keep_old = 1 / (drew + 1)
-        self.L[s] = [keep_old * w / z_old + (1 - keep_old) / z_new for w in old]
+        # (scaled by z_old: the likelihood of its plays so far is kept)
+        self.L[s] = [keep_old * w + (1 - keep_old) * z_old / z_new for w in old]
+
+    def _pin(self, seat: int, card: int) -> None:
+        """We learnt that ``seat`` holds ``card``."""
+        w = self.L[seat]
+        self.L[seat] = [x if c == card else 0.0 for c, x in enumerate(w)]
+
+    def _reveal(self, seat: int, card: int, then: list[float]) -> None:
+        """``seat``'s card was ``card`` and left its hand where we see it; it now holds a card
+        with weights ``then``."""
+        if seat in self.L:
+            self.scale[seat] *= self.L[seat][card]
+            self.L[seat] = then
 
     def _values_of(self, seat: int) -> set[int]:
         pool = self._pool_at_end
@@ -321,6 +350,7 @@ class Sampler:
         rule out every unseen card: plain counting then)."""
         if any(w > 0 and k > 0 for w, k in zip(weights, self.pool, strict=True)):
             return weights
+        self.contradicted = True
         return self._ones[:]
 
     # ------------------------------------------------------------------ sampling
@@ -406,7 +436,34 @@ class Sampler:
             if p > 0:
                 out[combo] = p
         total = sum(out.values())
+        self._evidence = total
         return {k: v / total for k, v in out.items()}
+
+    def seat_log_evidence(self, seat: int) -> float:
+        """Like :meth:`log_evidence` for one opponent's plays alone (its hand taken apart from
+        the others'): compare the models of one seat with it."""
+        if seat not in self.L:
+            return 0.0
+        z = self.scale[seat]
+        if seat in self.hidden:
+            z *= sum(x * k for x, k in zip(self.L[seat], self.pool, strict=True))
+        return math.log(z) if z > 0 else -math.inf
+
+    def log_evidence(self) -> float:
+        """How well the opponent model explains the plays seen this round: the log of
+        ``P(plays | model)`` up to a term that is the same for every model (so compare models
+        on the same view: the larger, the better; ``-inf`` when the model rules them out). Exact
+        for up to 3 hidden hands; with more, hands are taken as independent (no depletion)."""
+        if self.contradicted:
+            return -math.inf
+        if len(self.hidden) <= 3:
+            self.posterior()
+            z = self._evidence
+        else:
+            z = 1.0
+            for w in self.weights:
+                z *= sum(x * k for x, k in zip(w, self.pool, strict=True))
+        return math.log(z) if z > 0 else -math.inf
 
     def hand_probabilities(self, seat: int) -> dict[str, float]:
         """The posterior of ``seat``'s (one) hidden card: card name -> probability. Exact for up

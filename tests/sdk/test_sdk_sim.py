@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from llsdk import sim
+from llsdk import arena, sim
 from llsdk.arena import make_view
 from llsdk.cards import CARDS
 
@@ -348,3 +348,37 @@ def test_doctests_and_the_readme_example_run() -> None:
 
     result = arena.run([FlatMonteCarlo(), FlatMonteCarlo()], "2019", games=2, seed=4)
     assert result.games == 2
+
+
+@pytest.mark.parametrize("opponent,favoured", [("random_bot.py", "random"),
+                                                ("counting_bot.py", "keeps high")])
+def test_evidence_tells_a_random_player_from_one_that_keeps_high_cards(opponent: str,
+                                                                        favoured: str) -> None:
+    """Summed over the rounds of a few matches, the opponent's plays are likelier under the
+    model that matches how it plays: uniform for the random bot, "keep the higher card" for the
+    counting bot (which plays its lower card about 80 % of the time)."""
+    import os
+
+    from llsdk.cli import load_bot
+
+    bots_dir = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "bots")
+    models = {"random": sim.OpponentModel(keep_high=0.0),
+              "keeps high": sim.OpponentModel(keep_high=0.6)}
+    last: dict[tuple[int, int], Any] = {}  # (game, round) -> seat 0's last view
+
+    for g in range(6):
+        def watch(state: MatchState, seat: int, view: Any, g: int = g) -> None:
+            if seat == 0:
+                last[(g, state.round)] = view
+
+        players = [load_bot(os.path.join(bots_dir, "random_bot.py")),
+                   load_bot(os.path.join(bots_dir, opponent))]
+        for i, b in enumerate(players):
+            b.rng = random.Random(f"ev:{g}:{i}")
+        arena.play_match(players, "classic", seed=f"ev:{g}", observer=watch)
+    total = dict.fromkeys(models, 0.0)
+    for view in last.values():
+        for name, model in models.items():
+            total[name] += sim.Sampler(view, model).seat_log_evidence(1)
+    other = next(n for n in models if n != favoured)
+    assert total[favoured] > total[other] + 2, total
