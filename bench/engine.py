@@ -1,7 +1,23 @@
-"""Engine speed: random-vs-random rounds per second and per-call costs.
+"""Engine speed: rounds per CPU-second of whole random matches, beside a bare round loop.
 
 Prints one figure a line, ``name: number unit``. Run: ``make bench`` or
-``.venv/bin/python bench/engine.py [--seconds S]``. One process, one core.
+``.venv/bin/python bench/engine.py [--seconds S]``. One process, one core; every time is
+``time.process_time()`` (CPU seconds of this process), so other processes on a shared machine
+change the figures little, and the ratios printed beside them (same run, same workload) even less.
+
+Three loops play the same rules:
+
+- **peer policy**: the random policy other Love Letter engines benchmark with: a card uniformly
+  from the hand (the Countess when R11 forces her), then a target uniformly, then a guess
+  uniformly; a chancellor return uniformly. Whole matches through the public API
+  (``legal_actions``/``new_match``/``apply_inplace``, every check and event included).
+- **flat policy**: uniform over the flat ``legal_actions`` list (over-weights the guard: each of
+  its target x guess pairs is one entry).
+- **bare loop**: the same rules and peer policy written here in plain Python with no events,
+  checks, views or state object: the physical reference for "how fast can CPython play a
+  round". ``ratio`` lines are engine / bare from the same run.
+
+Then the cost of one action as the API pays it: ``apply`` + ``view`` + the JSON round trip.
 """
 
 from __future__ import annotations
@@ -10,8 +26,12 @@ import argparse
 import json
 import random
 import time
+from collections.abc import Callable
 
 from service.engine import (
+    RULESETS,
+    Action,
+    Card,
     MatchState,
     apply,
     apply_inplace,
@@ -20,23 +40,179 @@ from service.engine import (
     view,
 )
 
-CONFIGS = [("classic", 2), ("classic", 4), ("2019", 2), ("2019", 4), ("2019", 6)]
+CONFIGS = [("classic", 2), ("classic", 4), ("2019", 4)]
+EXTRA = [("2019", 2), ("2019", 6)]
+
+SPY, GUARD, PRIEST, BARON, HANDMAID, PRINCE, CHANCELLOR, KING, COUNTESS, PRINCESS = range(10)
 
 
-def rounds_per_second(ruleset: str, players: int, seconds: float) -> float:
-    """Play whole matches, random vs random (uniform over legal_actions), counting rounds."""
-    rng = random.Random(1)
+# --------------------------------------------------------------------------- policies
+
+
+def peer_policy(rng: random.Random) -> Callable[[MatchState], Action]:
+    """A card uniformly from the hand (R11 applied), then a target, then a guess, uniformly."""
+    choice = rng.choice
+    guessable = {name: tuple(int(c) for c in rs.guessable) for name, rs in RULESETS.items()}
+
+    def pick(s: MatchState) -> Action:
+        if s.phase != "play":
+            return choice(legal_actions(s))
+        me = s.turn
+        a, b = s.hands[me]
+        if a == COUNTESS and b in (PRINCE, KING) or b == COUNTESS and a in (PRINCE, KING):
+            return Action.play(COUNTESS)
+        card = choice((a, b))
+        if card in (GUARD, PRIEST, BARON, KING, PRINCE):
+            elim, prot = s.eliminated, s.protected
+            targets = [p for p in range(s.players) if p != me and not elim[p] and not prot[p]]
+            if card == PRINCE:
+                targets.append(me)
+            if not targets:
+                return Action.play(card)
+            target = choice(targets)
+            if card == GUARD:
+                return Action.play(card, target, choice(guessable[s.ruleset]))
+            return Action.play(card, target)
+        return Action.play(card)
+
+    return pick
+
+
+def flat_policy(rng: random.Random) -> Callable[[MatchState], Action]:
+    choice = rng.choice
+    return lambda s: choice(legal_actions(s))
+
+
+def engine_rounds(ruleset: str, players: int, seconds: float,
+                  policy: Callable[[random.Random], Callable[[MatchState], Action]]) -> float:
+    """Whole matches on the engine, counting rounds, per CPU-second."""
+    pick = policy(random.Random(1))
     rounds = 0
     seed = 0
-    start = time.perf_counter()
+    clock = time.process_time
+    start = clock()
     deadline = start + seconds
-    while time.perf_counter() < deadline:
+    while clock() < deadline:
         seed += 1
         s = new_match(ruleset, players, seed=seed)
         while s.status == "active":
-            apply_inplace(s, rng.choice(legal_actions(s)))
+            apply_inplace(s, pick(s))
         rounds += s.round
-    return rounds / (time.perf_counter() - start)
+    return rounds / (clock() - start)
+
+
+# --------------------------------------------------------------------------- bare loop
+
+
+def bare_rounds(ruleset: str, players: int, seconds: float) -> float:
+    """Rounds per CPU-second of the peer policy in a bare loop: lists and ints, no events, no
+    checks, one generator for shuffles and choices."""
+    rs = RULESETS[ruleset]
+    values = [max(v, 0) for v in rs.values]
+    base = rs.deck()
+    guessable = [int(c) for c in rs.guessable]
+    tiebreak, spy_bonus = rs.discard_tiebreak, rs.spy_bonus
+    rng = random.Random(5)
+    choice, shuffle, rand = rng.choice, rng.shuffle, rng.random
+    n = players
+    seats = range(n)
+    tokens = [0] * n
+    rounds = 0
+    clock = time.process_time
+    start = clock()
+    deadline = start + seconds
+    while clock() < deadline:
+        for _ in range(50):
+            rounds += 1
+            deck = base[:]
+            shuffle(deck)
+            aside = [deck.pop()]
+            if n == 2:
+                del deck[-3:]
+            hand = [deck.pop() for _ in seats]
+            alive = [True] * n
+            prot = [False] * n
+            disc: list[list[int]] = [[] for _ in seats]
+            left = n
+            me = 0
+            while True:
+                prot[me] = False
+                x, y = hand[me], deck.pop()
+                if x == COUNTESS and y in (PRINCE, KING) or y == COUNTESS and x in (PRINCE, KING):
+                    card, keep = COUNTESS, x + y - COUNTESS
+                elif rand() < 0.5:
+                    card, keep = x, y
+                else:
+                    card, keep = y, x
+                hand[me] = keep
+                disc[me].append(card)
+                if card in (GUARD, PRIEST, BARON, KING):
+                    targets = [p for p in seats if p != me and alive[p] and not prot[p]]
+                    if targets:
+                        t = choice(targets)
+                        if card == GUARD:
+                            if hand[t] == choice(guessable):
+                                alive[t] = False
+                                left -= 1
+                                disc[t].append(hand[t])
+                        elif card == BARON:
+                            vm, vt = values[keep], values[hand[t]]
+                            if vm != vt:
+                                loser = t if vm > vt else me
+                                alive[loser] = False
+                                left -= 1
+                                disc[loser].append(hand[loser])
+                        elif card == KING:
+                            hand[me], hand[t] = hand[t], keep
+                elif card == PRINCE:
+                    targets = [p for p in seats if p != me and alive[p] and not prot[p]]
+                    targets.append(me)
+                    t = choice(targets)
+                    old = hand[t]
+                    disc[t].append(old)
+                    if old == PRINCESS:
+                        alive[t] = False
+                        left -= 1
+                    else:
+                        hand[t] = deck.pop() if deck else aside.pop()
+                elif card == HANDMAID:
+                    prot[me] = True
+                elif card == PRINCESS:
+                    alive[me] = False
+                    left -= 1
+                    disc[me].append(keep)
+                elif card == CHANCELLOR and deck:
+                    held = [keep, deck.pop()]
+                    if deck:
+                        held.append(deck.pop())
+                    shuffle(held)
+                    hand[me] = held.pop()
+                    deck[:0] = held  # under the deck (its bottom is index 0 here)
+                if left == 1 or not deck:
+                    break
+                me = (me + 1) % n
+                while not alive[me]:
+                    me = (me + 1) % n
+            live = [p for p in seats if alive[p]]
+            if left > 1:
+                best = max(values[hand[p]] for p in live)
+                winners = [p for p in live if values[hand[p]] == best]
+                if len(winners) > 1 and tiebreak:
+                    sums = {p: sum(values[c] for c in disc[p]) for p in winners}
+                    top = max(sums.values())
+                    winners = [p for p in winners if sums[p] == top]
+            else:
+                winners = live
+            for p in winners:
+                tokens[p] += 1
+            if spy_bonus:
+                spies = [p for p in live if SPY in disc[p]]
+                if len(spies) == 1:
+                    tokens[spies[0]] += 1
+    return rounds / (clock() - start)
+
+
+# --------------------------------------------------------------------------- per action
 
 
 def mid_round_states(ruleset: str, players: int, count: int) -> list[MatchState]:
@@ -56,23 +232,32 @@ def mid_round_states(ruleset: str, players: int, count: int) -> list[MatchState]
     return out
 
 
-def per_call_us(fn: object, args: list[tuple[object, ...]], repeat: int = 3) -> float:
+def per_call_us(fn: Callable[..., object], args: list[tuple[object, ...]],
+                repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for a in args:
-            fn(*a)  # type: ignore[operator]
-        best = min(best, (time.perf_counter() - t0) / len(args))
+            fn(*a)
+        best = min(best, (time.process_time() - t0) / len(args))
     return best * 1e6
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per figure")
+    ap.add_argument("--all", action="store_true", help="also 2019 2p and 6p")
     opts = ap.parse_args()
-    for ruleset, players in CONFIGS:
-        r = rounds_per_second(ruleset, players, opts.seconds)
-        print(f"{ruleset}-{players}p rounds/s: {r:.0f} rounds/s", flush=True)
+    sec = opts.seconds
+    for ruleset, players in CONFIGS + (EXTRA if opts.all else []):
+        name = f"{ruleset}-{players}p"
+        bare = bare_rounds(ruleset, players, sec)
+        peer = engine_rounds(ruleset, players, sec, peer_policy)
+        flat = engine_rounds(ruleset, players, sec, flat_policy)
+        print(f"{name} bare loop: {bare:.0f} rounds/cpu-s", flush=True)
+        print(f"{name} peer policy: {peer:.0f} rounds/cpu-s", flush=True)
+        print(f"{name} flat policy: {flat:.0f} rounds/cpu-s", flush=True)
+        print(f"{name} peer/bare: {100 * peer / bare:.1f} %", flush=True)
 
     states = mid_round_states("2019", 4, 2000)
     rng = random.Random(3)
@@ -81,6 +266,8 @@ def main() -> None:
     print(f"legal_actions: {per_call_us(legal_actions, [(s,) for s in states]):.2f} us")
     print(f"apply: {per_call_us(apply, acts):.2f} us")
     print(f"view: {per_call_us(view, [(s, (s.turn + 1) % 4) for s in states]):.2f} us")
+    print(f"state to_json: {per_call_us(MatchState.to_json, [(s,) for s in states]):.2f} us")
+    print(f"state from_json: {per_call_us(MatchState.from_json, [(t,) for t in texts]):.2f} us")
 
     def api_move(text: str, action: object) -> None:
         s = MatchState.from_json(text)
@@ -94,4 +281,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    assert Card.PRINCESS == PRINCESS  # the bench's card numbers are the engine's
     main()

@@ -2,7 +2,9 @@
 
 Rules are numbered in docs/rules.md (R1-R32, anchors ``docs/rules.md#R16``). A match is plain data (:class:`MatchState`); the player
 to act picks one of :func:`legal_actions`; :func:`apply` returns the next state and the events;
-:func:`view` projects the state for one seat, :func:`public_view` for spectators.
+:func:`view` projects the state for one seat, :func:`public_view` for spectators. What each card
+does is a row of the card table :data:`CARDS` plus one effect function; a ruleset is a
+:class:`Ruleset` entry in :data:`RULESETS` (``docs/extending.md``).
 
 >>> import random
 >>> s = new_match("2019", 4, seed="demo")
@@ -10,14 +12,27 @@ to act picks one of :func:`legal_actions`; :func:`apply` returns the next state 
 >>> while s.status == "active":
 ...     s, _ = apply(s, rng.choice(legal_actions(s)))
 >>> s.status, max(s.tokens) >= s.tokens_to_win
-('finished', True)
+(<Status.FINISHED: 'finished'>, True)
 """
 
 from .actions import CHANCELLOR_RETURN, PLAY, Action
-from .cards import NAMES, RULESETS, Card, Ruleset, get_ruleset
-from .errors import CODES, EngineError
+from .cards import CARDS, NAMES, RULESETS, Card, CardSpec, Ruleset, Target, get_ruleset
+from .errors import (
+    CODES,
+    AlreadyForfeited,
+    EngineError,
+    IllegalAction,
+    InvalidOptions,
+    InvalidSeat,
+    InvalidState,
+    MalformedAction,
+    MatchOver,
+    NotYourTurn,
+    UnknownCard,
+)
 from .events import Event
 from .rules import (
+    MAX_TOKENS_TO_WIN,
     TWO_PLAYER_SETUPS,
     apply,
     apply_inplace,
@@ -31,14 +46,25 @@ from .rules import (
     placings,
     timeout_action,
 )
-from .state import ACTIVE, FINISHED, PHASE_CHANCELLOR, PHASE_PLAY, MatchState
+from .state import (
+    ACTIVE,
+    FINISHED,
+    PHASE_CHANCELLOR,
+    PHASE_PLAY,
+    MatchState,
+    Phase,
+    RoundResult,
+    Status,
+)
 from .views import full_record, known_facts, public_view, view
 
 __all__ = [
-    "ACTIVE", "CHANCELLOR_RETURN", "CODES", "FINISHED", "NAMES", "PHASE_CHANCELLOR", "PHASE_PLAY",
-    "PLAY", "RULESETS", "TWO_PLAYER_SETUPS", "Action", "Card", "EngineError", "Event",
-    "MatchState", "Ruleset", "apply", "apply_inplace", "apply_timeout", "forfeit",
-    "forfeit_inplace", "full_record", "get_ruleset", "is_legal", "known_facts",
-    "legal_action_dicts", "legal_actions", "new_match", "placings", "public_view",
-    "timeout_action", "view",
+    "ACTIVE", "CARDS", "CHANCELLOR_RETURN", "CODES", "FINISHED", "MAX_TOKENS_TO_WIN", "NAMES",
+    "PHASE_CHANCELLOR", "PHASE_PLAY", "PLAY", "RULESETS", "TWO_PLAYER_SETUPS", "Action",
+    "AlreadyForfeited", "Card", "CardSpec", "EngineError", "Event", "IllegalAction",
+    "InvalidOptions", "InvalidSeat", "InvalidState", "MalformedAction", "MatchOver",
+    "MatchState", "NotYourTurn", "Phase", "RoundResult", "Ruleset", "Status", "Target",
+    "UnknownCard", "apply", "apply_inplace", "apply_timeout", "forfeit", "forfeit_inplace",
+    "full_record", "get_ruleset", "is_legal", "known_facts", "legal_action_dicts",
+    "legal_actions", "new_match", "placings", "public_view", "timeout_action", "view",
 ]

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .cards import BY_NAME, NAMES, Card
-from .errors import EngineError
+from .errors import MalformedAction
 
 PLAY = "play"
 CHANCELLOR_RETURN = "chancellor_return"
@@ -65,14 +65,14 @@ class Action(NamedTuple):
     def from_dict(cls, data: object) -> Action:
         """Parse the wire form. Shape errors raise ``EngineError('malformed_action')``."""
         if not isinstance(data, Mapping):
-            raise EngineError("malformed_action", "an action must be a JSON object")
+            raise MalformedAction("an action must be a JSON object")
         kind = data.get("type")
         if kind == PLAY:
             _no_extra(data, _PLAY_KEYS)
             card = _card(data.get("card"), "card")
             target = data.get("target")
             if target is not None and (type(target) is not int):
-                raise EngineError("malformed_action", "target must be an integer seat")
+                raise MalformedAction("target must be an integer seat")
             guess = data.get("guess")
             return cls(PLAY, card, target, None if guess is None else _card(guess, "guess"))
         if kind == CHANCELLOR_RETURN:
@@ -80,10 +80,10 @@ class Action(NamedTuple):
             keep = _card(data.get("keep"), "keep")
             bottom = data.get("bottom")
             if not isinstance(bottom, list):
-                raise EngineError("malformed_action", "bottom must be a list of card names")
+                raise MalformedAction("bottom must be a list of card names")
             return cls(CHANCELLOR_RETURN, keep=keep,
                        bottom=tuple(_card(c, "bottom") for c in bottom))
-        raise EngineError("malformed_action", f"type must be {PLAY!r} or {CHANCELLOR_RETURN!r}")
+        raise MalformedAction(f"type must be {PLAY!r} or {CHANCELLOR_RETURN!r}")
 
     def __str__(self) -> str:
         d = self.to_dict()
@@ -95,13 +95,13 @@ def _card(name: object, field: str) -> int:
         c = BY_NAME.get(name)
         if c is not None:
             return int(c)
-    raise EngineError("malformed_action", f"{field}: unknown card {name!r}")
+    raise MalformedAction(f"{field}: unknown card {name!r}")
 
 
 def _no_extra(data: Mapping[str, object], allowed: frozenset[str]) -> None:
     extra = set(data) - allowed
     if extra:
-        raise EngineError("malformed_action", f"unexpected fields: {sorted(extra)}")
+        raise MalformedAction(f"unexpected fields: {sorted(extra)}")
 
 
 __all__ = ["Action", "Card", "PLAY", "CHANCELLOR_RETURN"]

@@ -2,7 +2,8 @@
 
 Checking and applying are separate steps: :func:`legal_actions` lists what the player to act may
 do, in a canonical order; :func:`apply` refuses anything not in that list and otherwise returns a
-new state and the events it produced.
+new state and the events it produced. What each card allows and does comes from the card table
+(``cards.CARDS``) and its effect function (``effects``); nothing here names a particular card.
 
 >>> s = new_match("classic", 2, seed=7, first_seat=0,
 ...               deck=["guard"] * 5 + ["priest", "priest", "baron", "baron", "handmaid",
@@ -22,19 +23,40 @@ from __future__ import annotations
 import secrets
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import permutations
 from random import Random
 from typing import Any
 
 from .actions import CHANCELLOR_RETURN, PLAY, Action
-from .cards import BY_NAME, NAMES, RULESETS, Card, get_ruleset
-from .errors import EngineError
+from .cards import BY_NAME, CARDS, NAMES, RULESETS, Card, Ruleset, Target, get_ruleset
+from .effects import EFFECTS, eliminate, emit
+from .errors import (
+    AlreadyForfeited,
+    IllegalAction,
+    InvalidOptions,
+    InvalidSeat,
+    MalformedAction,
+    MatchOver,
+    NotYourTurn,
+)
 from .events import Event
-from .state import ACTIVE, FINISHED, PHASE_CHANCELLOR, PHASE_PLAY, MatchState
+from .state import ACTIVE, FINISHED, PHASE_CHANCELLOR, PHASE_PLAY, MatchState, RoundResult
 
 TWO_PLAYER_SETUPS = ("three-up", "three-down-one-up")
+#: ``tokens_to_win`` may be set from 1 to this (the ruleset's table is the default).
+MAX_TOKENS_TO_WIN = 20
 
-SPY, GUARD, PRIEST, BARON, HANDMAID, PRINCE, CHANCELLOR, KING, COUNTESS, PRINCESS = range(10)
-_TARGETED = frozenset({GUARD, PRIEST, BARON, KING})
+_new = tuple.__new__  # builds an Event without the namedtuple's Python-level __new__ (hot path)
+_N_CARDS = len(NAMES)
+
+# Per card id, from the table (tuples indexed by id: the hot paths read them, not the specs).
+_TARGET: tuple[Target, ...] = tuple(CARDS[c].target for c in Card)
+_GUESSES: tuple[bool, ...] = tuple(CARDS[c].guesses for c in Card)
+_FORCED_WITH: tuple[frozenset[int], ...] = tuple(
+    frozenset(int(x) for x in CARDS[c].forced_with) for c in Card)
+_FATAL: tuple[bool, ...] = tuple(CARDS[c].fatal for c in Card)
+_EFFECT = tuple(EFFECTS[int(c)] for c in Card)
+_BONUS: tuple[int, ...] = tuple(int(c) for c in Card if CARDS[c].bonus)
 
 
 # --------------------------------------------------------------------------- setup
@@ -53,32 +75,30 @@ def new_match(
     """Create a match and deal its first round (R5-R8).
 
     ``deck`` fixes round 1's order, top card first (names or card ids); later rounds are shuffled
-    from ``seed``. Bad options raise ``EngineError('invalid_options')``.
+    from ``seed``. Bad options raise ``InvalidOptions`` (code ``invalid_options``).
     """
     rs = get_ruleset(ruleset)
     if type(players) is not int or not rs.min_players <= players <= rs.max_players:
-        raise EngineError(
-            "invalid_options",
-            f"{rs.name} is for {rs.min_players} to {rs.max_players} players, not {players!r}",
-        )
+        raise InvalidOptions(
+            f"{rs.name} is for {rs.min_players} to {rs.max_players} players, not {players!r}")
     if tokens_to_win is None:
         tokens_to_win = rs.tokens_to_win(players)
-    elif type(tokens_to_win) is not int or not 1 <= tokens_to_win <= 20:
-        raise EngineError("invalid_options", "tokens_to_win must be an integer from 1 to 20")
+    elif type(tokens_to_win) is not int or not 1 <= tokens_to_win <= MAX_TOKENS_TO_WIN:
+        raise InvalidOptions(f"tokens_to_win must be an integer from 1 to {MAX_TOKENS_TO_WIN}")
     if first_seat is not None and (type(first_seat) is not int
                                    or not 0 <= first_seat < players):
-        raise EngineError("invalid_options", f"first_seat must be a seat from 0 to {players - 1}")
+        raise InvalidOptions(f"first_seat must be a seat from 0 to {players - 1}")
     if two_player_setup not in TWO_PLAYER_SETUPS:
-        raise EngineError("invalid_options", f"two_player_setup must be one of {TWO_PLAYER_SETUPS}")
-    order = None if deck is None else _check_deck(rs.name, deck)
+        raise InvalidOptions(f"two_player_setup must be one of {TWO_PLAYER_SETUPS}")
+    order = None if deck is None else _check_deck(rs, deck)
     if seed is None:
         seed = secrets.token_hex(8)
     if not isinstance(seed, (str, int)) or isinstance(seed, bool):
-        raise EngineError("invalid_options", "seed must be a string or an integer")
+        raise InvalidOptions("seed must be a string or an integer")
     try:
         str(seed).encode()
     except UnicodeEncodeError as e:  # a lone surrogate can't seed random.Random
-        raise EngineError("invalid_options", "seed must be valid Unicode text") from e
+        raise InvalidOptions("seed must be valid Unicode text") from e
     s = MatchState(
         ruleset=rs.name, players=players, seed=str(seed), tokens_to_win=tokens_to_win,
         two_player_setup=two_player_setup, first_seat=first_seat, deck_order=order,
@@ -91,35 +111,53 @@ def new_match(
     return s
 
 
-def _check_deck(ruleset: str, deck: Sequence[str | int]) -> list[int]:
-    rs = RULESETS[ruleset]
+def _check_deck(rs: Ruleset, deck: Sequence[str | int]) -> list[int]:
     if isinstance(deck, (str, bytes)) or not isinstance(deck, Sequence):
-        raise EngineError("invalid_options", "deck must be a list of card names")
+        raise InvalidOptions("deck must be a list of card names")
     order: list[int] = []
     for c in deck:
         if isinstance(c, str) and c in BY_NAME:
             order.append(int(BY_NAME[c]))
-        elif type(c) is int and 0 <= c < len(NAMES) or isinstance(c, Card):
+        elif type(c) is int and 0 <= c < _N_CARDS or isinstance(c, Card):
             order.append(int(c))
         else:
-            raise EngineError("invalid_options", f"deck: unknown card {c!r}")
-    want, got = Counter(rs.deck()), Counter(order)
+            raise InvalidOptions(f"deck: unknown card {c!r}")
+    want, got = Counter(rs.base_deck), Counter(order)
     if want != got:
         diffs = []
         for c in sorted(set(want) | set(got)):
             if want[c] != got[c]:
                 diffs.append(f"{got[c]} {NAMES[c]} (needs {want[c]})")
-        raise EngineError(
-            "invalid_options",
+        raise InvalidOptions(
             f"deck must be exactly the {rs.deck_size} cards of {rs.name}; it has "
-            + ", ".join(diffs),
-        )
+            + ", ".join(diffs))
     return order
 
 
-def _emit(s: MatchState, kind: str, data: dict[str, Any],
-          to: tuple[int, ...] | None = None) -> None:
-    s.events.append(Event(len(s.events), s.round, kind, data, to))
+# (i, i + 1, bit length of i + 1) for i from size - 1 down to 1: the steps of random.shuffle
+_SHUFFLE_STEPS: dict[int, tuple[tuple[int, int, int], ...]] = {}
+
+
+def shuffled(deck: list[int], seed: str) -> list[int]:
+    """``Random(seed).shuffle(deck)``, the same draws in the same order (so every stored seed
+    replays identically), written out: the library's ``shuffle`` calls ``_randbelow`` once per
+    card, and the calls cost a fifth of a short 2-player round.
+
+    >>> deck = list(range(21)); other = deck[:]; Random("s:3").shuffle(other)
+    >>> shuffled(deck, "s:3") == other
+    True
+    """
+    steps = _SHUFFLE_STEPS.get(len(deck))
+    if steps is None:
+        steps = _SHUFFLE_STEPS[len(deck)] = tuple(
+            (i, i + 1, (i + 1).bit_length()) for i in reversed(range(1, len(deck))))
+    bits = Random(seed).getrandbits
+    for i, n, k in steps:
+        j = bits(k)
+        while j >= n:
+            j = bits(k)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
 def _start_round(s: MatchState) -> None:
@@ -128,23 +166,26 @@ def _start_round(s: MatchState) -> None:
     if s.round == 1 and s.deck_order is not None:
         deck = s.deck_order[:]
     else:
-        deck = rs.deck()
-        Random(f"{s.seed}:{s.round}").shuffle(deck)
+        deck = shuffled(list(rs.base_deck), f"{s.seed}:{s.round}")
     n = s.players
-    s.round_start_seq = len(s.events)
+    events = s.events
+    s.round_start_seq = len(events)
     # The shuffled order, for the record only: nobody sees it while the match runs (R31).
-    _emit(s, "deck", {"deck": [NAMES[c] for c in deck]}, ())
-    s.aside = [deck.pop(0)]
-    s.face_up = []
+    emit(s, "deck", {"deck": [NAMES[c] for c in deck]}, ())
+    s.aside = [deck[0]]
     if n == 2:
         if s.two_player_setup == "three-up":
-            s.face_up = deck[:3]
-            del deck[:3]
-        else:
-            s.aside += deck[:3]
-            s.face_up = deck[3:4]
+            s.face_up = deck[1:4]
             del deck[:4]
-    s.hands = [[] for _ in range(n)]
+        else:
+            s.aside += deck[1:4]
+            s.face_up = deck[4:5]
+            del deck[:5]
+    else:
+        s.face_up = []
+        del deck[0]
+    hands: list[list[int]] = [[] for _ in range(n)]
+    s.hands = hands
     s.discards = [[] for _ in range(n)]
     s.protected = [False] * n
     s.eliminated = s.forfeited[:]  # R27: forfeited players sit the round out
@@ -153,15 +194,17 @@ def _start_round(s: MatchState) -> None:
     for i in range(n):
         seat = (first + i) % n
         if not s.forfeited[seat]:
-            s.hands[seat] = [deck.pop(0)]
+            hands[seat] = [deck.pop(0)]
             dealt.append(seat)
     s.deck = deck
     s.turn_no = 0
     s.phase = PHASE_PLAY
-    _emit(s, "round_start", {"first": first, "face_up": [NAMES[c] for c in s.face_up],
-                             "deck_count": len(deck), "tokens": s.tokens[:]})
+    rnd = s.round
+    emit(s, "round_start", {"first": first, "face_up": [NAMES[c] for c in s.face_up],
+                            "deck_count": len(deck), "tokens": s.tokens[:]})
     for seat in dealt:
-        _emit(s, "dealt", {"seat": seat, "card": NAMES[s.hands[seat][0]]}, (seat,))
+        events.append(_new(Event, (len(events), rnd, "dealt",
+                                   {"seat": seat, "card": NAMES[hands[seat][0]]}, (seat,))))
     _start_turn(s, first)
 
 
@@ -169,70 +212,80 @@ def _start_turn(s: MatchState, seat: int) -> None:
     s.turn = seat
     s.protected[seat] = False  # R9
     s.turn_no += 1
-    card = s.deck.pop(0)
+    deck = s.deck
+    card = deck.pop(0)
     s.hands[seat].append(card)
     events = s.events
-    events.append(Event(len(events), s.round, "turn",
-                        {"seat": seat, "turn": s.turn_no, "deck_count": len(s.deck)}))
-    events.append(Event(len(events), s.round, "drew", {"seat": seat, "card": NAMES[card]},
-                        (seat,)))
+    rnd = s.round
+    events.append(_new(Event, (len(events), rnd, "turn",
+                               {"seat": seat, "turn": s.turn_no, "deck_count": len(deck)}, None)))
+    events.append(_new(Event, (len(events), rnd, "drew", {"seat": seat, "card": NAMES[card]},
+                               (seat,))))
 
 
 # --------------------------------------------------------------------------- legal actions
 
-# (ruleset, seat, hand, targets) -> (actions, set of actions, wire dicts)
-_Legal = tuple[tuple[Action, ...], frozenset[Action], tuple[dict[str, Any], ...]]
+# key -> (actions, {action: the same action}, wire dicts). The key is everything legality
+# depends on: the ruleset, the seat, the hand (sorted) and the seats it may target (R9, R15,
+# R20a); so it repeats across states and matches, and a hit skips building the list.
+_Legal = tuple[tuple[Action, ...], dict[Action, Action], tuple[dict[str, Any], ...]]
 _LEGAL_CACHE: dict[tuple[Any, ...], _Legal] = {}
 
 
 def _targets(s: MatchState, me: int) -> tuple[int, ...]:
     elim, prot = s.eliminated, s.protected
-    return tuple(i for i in range(s.players) if i != me and not elim[i] and not prot[i])
+    return tuple([i for i in range(s.players) if i != me and not elim[i] and not prot[i]])
 
 
 def _legal(s: MatchState) -> _Legal:
     me = s.turn
     hand = s.hands[me]
-    if s.phase == PHASE_CHANCELLOR:
-        key: tuple[Any, ...] = (CHANCELLOR, tuple(sorted(hand)))
+    if s.phase is PHASE_CHANCELLOR or s.phase == PHASE_CHANCELLOR:
+        key: tuple[Any, ...] = (None, tuple(sorted(hand)))
     else:
         a, b = hand
         key = (s.ruleset, me, a, b, _targets(s, me)) if a <= b else \
               (s.ruleset, me, b, a, _targets(s, me))
     hit = _LEGAL_CACHE.get(key)
     if hit is None:
-        if s.phase == PHASE_CHANCELLOR:
+        if key[0] is None:
             acts = _chancellor_options(key[1])
         else:
-            acts = _play_options(key[0], me, key[2], key[3], key[4])
-        hit = _LEGAL_CACHE[key] = (acts, frozenset(acts), tuple(a.to_dict() for a in acts))
+            acts = _play_options(RULESETS[key[0]], me, key[2], key[3], key[4])
+        if len(_LEGAL_CACHE) > 100_000:  # bounded: custom rulesets and 6 seats add up
+            _LEGAL_CACHE.clear()
+        hit = _LEGAL_CACHE[key] = (acts, {a: a for a in acts}, tuple(a.to_dict() for a in acts))
     return hit
 
 
-def _play_options(ruleset: str, me: int, lo: int, hi: int,
+def _play_options(rs: Ruleset, me: int, lo: int, hi: int,
                   others: tuple[int, ...]) -> tuple[Action, ...]:
-    if lo == COUNTESS and hi in (PRINCE, KING) or hi == COUNTESS and lo in (PRINCE, KING):
-        return (Action(PLAY, COUNTESS),)  # R11
-    guesses = [int(c) for c in RULESETS[ruleset].guessable]
+    """The plays of a hand ``lo <= hi`` (card ids) that may target ``others``: each card of the
+    hand in card order, then target seat, then guess (R10-R12, R20a)."""
+    if hi in _FORCED_WITH[lo]:
+        return (Action(PLAY, lo),)  # R11
+    if lo in _FORCED_WITH[hi]:
+        return (Action(PLAY, hi),)
+    guesses = [int(c) for c in rs.guessable]
     out: list[Action] = []
     for card in sorted({lo, hi}):
-        if card == GUARD:
-            if others:
-                out += [Action(PLAY, GUARD, t, g) for t in others for g in guesses]
-            else:
-                out.append(Action(PLAY, GUARD))  # R20a
-        elif card in _TARGETED:
-            out += [Action(PLAY, card, t) for t in others] if others else [Action(PLAY, card)]
-        elif card == PRINCE:
-            out += [Action(PLAY, PRINCE, t) for t in sorted(others + (me,))]
+        kind = _TARGET[card]
+        if kind is Target.NONE:
+            targets: tuple[int, ...] = ()
+        elif kind is Target.ANY:
+            targets = tuple(sorted(others + (me,)))
         else:
-            out.append(Action(PLAY, card))
+            targets = others
+        if not targets:
+            out.append(Action(PLAY, card))  # no target, or nobody to choose (R20a)
+        elif _GUESSES[card]:
+            out += [Action(PLAY, card, t, g) for t in targets for g in guesses if g != card]
+        else:
+            out += [Action(PLAY, card, t) for t in targets]
     return tuple(out)
 
 
 def _chancellor_options(hand: tuple[int, ...]) -> tuple[Action, ...]:
-    from itertools import permutations
-
     out: list[Action] = []
     for keep in sorted(set(hand)):
         rest = list(hand)
@@ -267,7 +320,7 @@ def is_legal(state: MatchState, action: Action) -> bool:
 
 
 def _is_card(c: object) -> bool:
-    return (type(c) is int or type(c) is Card) and 0 <= c < len(NAMES)
+    return (type(c) is int or type(c) is Card) and 0 <= c < _N_CARDS
 
 
 def _shape_error(a: Action) -> str | None:
@@ -303,7 +356,7 @@ def apply(
 ) -> tuple[MatchState, list[Event]]:
     """Apply ``action`` for the player to act; return the new state and the new events.
 
-    ``seat`` (optional) is who sends it: anyone else raises ``not_your_turn``. ``timeout`` marks
+    ``seat`` (optional) is who sends it: anyone else raises ``NotYourTurn``. ``timeout`` marks
     an action the server played for an absent player. The input state is not changed.
     """
     new = state.clone()
@@ -316,155 +369,68 @@ def apply_inplace(
 ) -> list[Event]:
     """Like :func:`apply` but changes ``s`` itself (faster; for simulations)."""
     if s.status != ACTIVE:
-        raise EngineError("match_over", "the match is over")
-    if seat is not None and seat != s.turn:
+        raise MatchOver("the match is over")
+    me = s.turn
+    if seat is not None and seat != me:
         if type(seat) is not int or not 0 <= seat < s.players:
-            raise EngineError("invalid_seat", f"no seat {seat!r} in this match")
-        raise EngineError("not_your_turn", f"it is seat {s.turn}'s turn, not seat {seat}'s")
+            raise InvalidSeat(f"no seat {seat!r} in this match")
+        raise NotYourTurn(f"it is seat {me}'s turn, not seat {seat}'s")
     if not isinstance(action, Action):
         action = Action.from_dict(action)
-    else:
+    try:
+        canon = _legal(s)[1].get(action)
+    except TypeError:  # unhashable fields (a list for bottom): malformed, reported below
+        canon = None
+    if canon is not action:  # not one of the engine's own action objects: check its shape
         why = _shape_error(action)
         if why is not None:
-            raise EngineError("malformed_action", why)
-    if action not in _legal(s)[1]:
-        raise EngineError("illegal_action", _explain(s, action))
-    start = len(s.events)
-    me = s.turn
-    if timeout:
-        s.timeouts[me] += 1
-    else:
-        s.timeouts[me] = 0
-    if action.type == PLAY:
-        _play(s, me, action, timeout)
-    else:
-        _chancellor_return(s, me, action, timeout)
-    return s.events[start:]
-
-
-def _play(s: MatchState, me: int, action: Action, timeout: bool) -> None:
-    card, t = action.card, action.target
-    assert card is not None
-    hands = s.hands
-    hand = hands[me]
-    hand.remove(card)
-    s.discards[me].append(card)
-    data: dict[str, Any] = {"seat": me, "card": NAMES[card]}
-    if t is not None:
-        data["target"] = t
-    if timeout:
-        data["timeout"] = True
+            raise MalformedAction(why)
+        if canon is None:
+            raise IllegalAction(_explain(s, action))
     events = s.events
-    rnd = s.round
-    if t is None:
-        if card == HANDMAID:
-            s.protected[me] = True
-        elif card == CHANCELLOR:
-            _emit(s, "play", data)
-            n = min(2, len(s.deck))
-            data["drew"] = n
-            if n:
-                drawn = s.deck[:n]
-                del s.deck[:n]
-                hand.extend(drawn)
-                s.phase = PHASE_CHANCELLOR
-                _emit(s, "chancellor_drew", {"seat": me, "turn": s.turn_no,
-                                             "cards": [NAMES[c] for c in drawn]}, (me,))
-                return
-            _end_turn(s)
-            return
-        events.append(Event(len(events), rnd, "play", data))
-        if card == PRINCESS:
-            _eliminate(s, me, "princess")  # R20
-        _end_turn(s)
-        return
-    if card == GUARD:
-        guess = action.guess
-        assert guess is not None
-        data["guess"] = NAMES[guess]
-        hit = hands[t][0] == guess
-        data["hit"] = hit
-        events.append(Event(len(events), rnd, "play", data))
-        if hit:
-            _eliminate(s, t, "guard")
-    elif card == PRIEST:
-        events.append(Event(len(events), rnd, "play", data))
-        events.append(Event(len(events), rnd, "priest_saw",
-                            {"seat": me, "target": t, "card": NAMES[hands[t][0]],
-                             "turn": s.turn_no}, (me,)))
-    elif card == BARON:
-        mine, theirs = hand[0], hands[t][0]
-        values = RULESETS[s.ruleset].values
-        vm, vt = values[mine], values[theirs]
-        loser = t if vm > vt else me if vt > vm else None
-        data["loser"] = loser
-        events.append(Event(len(events), rnd, "play", data))
-        events.append(Event(len(events), rnd, "baron_compared",
-                            {"seat": me, "target": t, "card": NAMES[mine],
-                             "target_card": NAMES[theirs], "turn": s.turn_no}, (me, t)))
-        if loser is not None:
-            _eliminate(s, loser, "baron")
-    elif card == KING:
-        mine, theirs = hand[0], hands[t][0]
-        hands[me], hands[t] = hands[t], hands[me]
-        events.append(Event(len(events), rnd, "play", data))
-        events.append(Event(len(events), rnd, "king_swapped",
-                            {"seat": me, "target": t, "gave": NAMES[mine],
-                             "received": NAMES[theirs], "turn": s.turn_no}, (me, t)))
-    else:  # prince (R16)
-        discarded = hands[t].pop()
-        s.discards[t].append(discarded)
-        data["discarded"] = NAMES[discarded]
-        if discarded == PRINCESS:
-            events.append(Event(len(events), rnd, "play", data))
-            _eliminate(s, t, "princess")
-        else:
-            if s.deck:
-                new = s.deck.pop(0)
-                data["drew_from"] = "deck"
-            else:
-                new = s.aside.pop(0)  # the R5 card
-                data["drew_from"] = "set_aside"
-            hands[t].append(new)
-            events.append(Event(len(events), rnd, "play", data))
-            events.append(Event(len(events), rnd, "prince_drew",
-                                {"seat": t, "by": me, "card": NAMES[new], "turn": s.turn_no},
-                                (t,)))
+    start = len(events)
+    s.timeouts[me] = s.timeouts[me] + 1 if timeout else 0
+    card = canon.card
+    if card is not None:  # a play
+        hand = s.hands[me]
+        hand.remove(card)
+        s.discards[me].append(card)
+        t = canon.target
+        data: dict[str, Any] = {"seat": me, "card": NAMES[card]}
+        if t is not None:
+            data["target"] = t
+        if timeout:
+            data["timeout"] = True
+        if _EFFECT[card](s, me, t, canon.guess, data):
+            return events[start:]  # the turn goes on (chancellor)
+    else:
+        _chancellor_return(s, me, canon, timeout)
     _end_turn(s)
+    return events[start:]
 
 
 def _chancellor_return(s: MatchState, me: int, action: Action, timeout: bool) -> None:
     keep, bottom = action.keep, action.bottom
-    assert keep is not None and bottom is not None
+    if keep is None or bottom is None:  # unreachable: legal returns have both
+        raise MalformedAction("a chancellor_return needs keep and bottom")
     s.hands[me] = [keep]
     s.deck.extend(bottom)
     s.phase = PHASE_PLAY
     data: dict[str, Any] = {"seat": me, "count": len(bottom)}
     if timeout:
         data["timeout"] = True
-    _emit(s, "chancellor_return", data)
-    _emit(s, "chancellor_returned", {"seat": me, "keep": NAMES[keep],
-                                     "bottom": [NAMES[c] for c in bottom],
-                                     "turn": s.turn_no}, (me,))
-    _end_turn(s)
-
-
-def _eliminate(s: MatchState, seat: int, reason: str) -> None:
-    cards = s.hands[seat]
-    s.hands[seat] = []
-    s.discards[seat].extend(cards)  # R21: revealed face up, counts as discarded
-    s.eliminated[seat] = True
-    s.protected[seat] = False
-    _emit(s, "eliminated", {"seat": seat, "reason": reason, "revealed": [NAMES[c] for c in cards]})
+    emit(s, "chancellor_return", data)
+    emit(s, "chancellor_returned", {"seat": me, "keep": NAMES[keep],
+                                    "bottom": [NAMES[c] for c in bottom],
+                                    "turn": s.turn_no}, (me,))
 
 
 def _end_turn(s: MatchState) -> None:
     elim = s.eliminated
-    alive = [i for i in range(s.players) if not elim[i]]
-    if len(alive) <= 1:
-        _end_round(s, alive, "last_standing")
+    if elim.count(False) <= 1:
+        _end_round(s, [i for i in range(s.players) if not elim[i]], "last_standing")
     elif not s.deck:
-        _end_round(s, _showdown(s, alive), "showdown")
+        _end_round(s, _showdown(s), "showdown")
     else:
         n = s.players
         seat = (s.turn + 1) % n
@@ -473,9 +439,10 @@ def _end_turn(s: MatchState) -> None:
         _start_turn(s, seat)
 
 
-def _showdown(s: MatchState, alive: list[int]) -> list[int]:
+def _showdown(s: MatchState) -> list[int]:
     rs = RULESETS[s.ruleset]
     values = rs.values
+    alive = [p for p in range(s.players) if not s.eliminated[p]]
     best = max(values[s.hands[p][0]] for p in alive)
     tied = [p for p in alive if values[s.hands[p][0]] == best]
     if len(tied) > 1 and rs.discard_tiebreak:  # R22
@@ -488,32 +455,35 @@ def _showdown(s: MatchState, alive: list[int]) -> list[int]:
 def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
     rs = RULESETS[s.ruleset]
     n = s.players
-    alive = [p for p in range(n) if not s.eliminated[p]]
     spy = None
     if rs.spy_bonus:  # R24
-        spies = [p for p in alive if SPY in s.discards[p]]
+        spies = [p for p in range(n) if not s.eliminated[p]
+                 and any(c in s.discards[p] for c in _BONUS)]
         if len(spies) == 1:
             spy = spies[0]
+    tokens = s.tokens
     for p in winners:  # R25
-        s.tokens[p] += 1
+        tokens[p] += 1
     if spy is not None:
-        s.tokens[spy] += 1
-    result = {
+        tokens[spy] += 1
+    result: RoundResult = {
         "round": s.round, "reason": reason, "winners": winners, "spy_bonus": spy,
-        "hands": [[NAMES[c] for c in s.hands[p]] for p in range(n)],
-        "set_aside": [NAMES[c] for c in s.aside], "tokens": s.tokens[:],
+        "hands": [[NAMES[c] for c in h] for h in s.hands],
+        "set_aside": [NAMES[c] for c in s.aside], "tokens": tokens[:],
     }
     s.rounds.append(result)
-    _emit(s, "round_end", dict(result))
+    emit(s, "round_end", dict(result))
     s.turn = -1
     s.phase = PHASE_PLAY
-    reached = [p for p in range(n) if s.tokens[p] >= s.tokens_to_win]
+    target = s.tokens_to_win
+    reached = [p for p in range(n) if tokens[p] >= target]
     if reached:  # R26
         _finish(s, reached, "tokens")
         return
     # R8: the winner starts; several winners draw lots from the seed.
-    candidates = [p for p in winners if not s.forfeited[p]] or \
-                 [p for p in range(n) if not s.forfeited[p]]
+    forfeited = s.forfeited
+    candidates = [p for p in winners if not forfeited[p]] or \
+                 [p for p in range(n) if not forfeited[p]]
     if len(candidates) == 1:
         s.round_first = candidates[0]
     else:
@@ -525,8 +495,8 @@ def _finish(s: MatchState, winners: list[int], reason: str) -> None:
     s.status = FINISHED
     s.winners = winners
     s.turn = -1
-    _emit(s, "match_end", {"winners": winners, "reason": reason, "tokens": s.tokens[:],
-                           "placings": placings(s)})
+    emit(s, "match_end", {"winners": winners, "reason": reason, "tokens": s.tokens[:],
+                          "placings": placings(s)})
 
 
 def placings(state: MatchState) -> list[int]:
@@ -555,24 +525,24 @@ def forfeit(state: MatchState, seat: int, *, reason: str = "resigned") -> tuple[
 def forfeit_inplace(s: MatchState, seat: int, *, reason: str = "resigned") -> list[Event]:
     """Like :func:`forfeit` but changes ``s`` itself."""
     if s.status != ACTIVE:
-        raise EngineError("match_over", "the match is over")
+        raise MatchOver("the match is over")
     if type(seat) is not int or not 0 <= seat < s.players:
-        raise EngineError("invalid_seat", f"no seat {seat!r} in this match")
+        raise InvalidSeat(f"no seat {seat!r} in this match")
     if s.forfeited[seat]:
-        raise EngineError("already_forfeited", f"seat {seat} has already forfeited")
+        raise AlreadyForfeited(f"seat {seat} has already forfeited")
     start = len(s.events)
     s.forfeited[seat] = True
-    _emit(s, "forfeit", {"seat": seat, "reason": reason})
+    emit(s, "forfeit", {"seat": seat, "reason": reason})
     was_turn = s.turn == seat
     if not s.eliminated[seat]:
-        _eliminate(s, seat, "forfeit")
+        eliminate(s, seat, "forfeit")
     remaining = [p for p in range(s.players) if not s.forfeited[p]]
     if len(remaining) == 1:
         _finish(s, remaining, "forfeit")
     elif was_turn:
         s.phase = PHASE_PLAY
         _end_turn(s)
-    elif sum(1 for e in s.eliminated if not e) == 1:
+    elif s.eliminated.count(False) == 1:
         _end_round(s, [p for p in range(s.players) if not s.eliminated[p]], "last_standing")
     return s.events[start:]
 
@@ -580,37 +550,50 @@ def forfeit_inplace(s: MatchState, seat: int, *, reason: str = "resigned") -> li
 def timeout_action(state: MatchState) -> Action:
     """The action the server plays for an absent player (``timeout_policy: auto``).
 
-    The rule, documented for bot authors: never play or discard the Princess when anything else
-    is legal (no Princess play, no Prince at oneself while holding her); among the rest, play the
-    lowest-valued card; at the lowest seat it can target (the actor last); a Guard names the
-    highest-valued card not yet visible. A chancellor keeps the highest card and returns the
-    others lowest first.
+    It depends on the hand only through the card it plays, which the play makes public anyway:
+    its target and guess come from public information and the match's seeded generator, so the
+    log of an automatic move tells nobody what the absent player kept (R31, R32).
+
+    The rule, documented for bot authors: never play or discard a card that knocks its holder
+    out (the princess) when anything else is legal; among the rest, play the lowest-valued card;
+    at a seat drawn at random among those it may target, its own player only when nobody else can
+    be chosen; a guesser (the guard) names a card drawn at random, each kind weighted by its
+    copies not yet seen face up (discards and face-up cards; the own hand is not consulted),
+    uniformly if none are left. A chancellor keeps the highest card and returns the others
+    lowest first (the return is private). The draws come from ``Random("<seed>:auto:<version>")``.
     """
     acts = legal_actions(state)
     if not acts:
-        raise EngineError("match_over", "the match is over")
-    values = RULESETS[state.ruleset].values
+        raise MatchOver("the match is over")
+    rs = RULESETS[state.ruleset]
+    values = rs.values
     me = state.turn
     if acts[0].type == CHANCELLOR_RETURN:
         return max(acts, key=lambda a: (values[a.keep or 0],
                                         [-values[c] for c in a.bottom or ()]))
     hand = state.hands[me]
-    safe = [a for a in acts if a.card != PRINCESS
-            and not (a.card == PRINCE and a.target == me and PRINCESS in hand)]
+    holds_fatal = any(_FATAL[c] for c in hand)
+    safe = [a for a in acts if not _FATAL[a.card or 0]
+            and not (a.target == me and holds_fatal)]
     pool = safe or acts
-    low = min(values[a.card or 0] for a in pool)
-    pool = [a for a in pool if values[a.card or 0] == low]
-    pool.sort(key=lambda a: (a.target == me, a.target if a.target is not None else -1))
-    first = pool[0]
-    if first.card == GUARD and first.target is not None:
-        seen = Counter(c for d in state.discards for c in d)
-        seen.update(state.face_up)
-        seen.update(hand)
-        copies = RULESETS[state.ruleset].copies
-        options = [a for a in pool if a.target == first.target]
-        unseen = [a for a in options if copies[a.guess or 0] - seen[a.guess or 0] > 0]
-        first = max(unseen or options, key=lambda a: values[a.guess or 0])
-    return first
+    card = min((a.card or 0 for a in pool), key=lambda c: (values[c], c))
+    pool = [a for a in pool if a.card == card]
+    rng = Random(f"{state.seed}:auto:{state.version}")
+    targets = sorted({a.target for a in pool if a.target is not None and a.target != me}) or \
+        sorted({a.target for a in pool if a.target is not None})
+    if not targets:
+        return pool[0]
+    target = rng.choice(targets)
+    pool = [a for a in pool if a.target == target]
+    if len(pool) == 1:
+        return pool[0]
+    # a guess: weighted by the copies nobody has seen yet, from public piles only
+    seen = Counter(c for d in state.discards for c in d)
+    seen.update(state.face_up)
+    weights = [max(rs.copies[a.guess or 0] - seen[a.guess or 0], 0) for a in pool]
+    if not any(weights):
+        weights = [1] * len(pool)
+    return rng.choices(pool, weights)[0]
 
 
 def apply_timeout(
@@ -619,7 +602,7 @@ def apply_timeout(
     """The player to act ran out of time. ``auto`` plays :func:`timeout_action` for them; after
     ``max_timeouts`` consecutive timeouts, or with ``forfeit``, they forfeit (R27)."""
     if state.status != ACTIVE:
-        raise EngineError("match_over", "the match is over")
+        raise MatchOver("the match is over")
     seat = state.turn
     if policy == "forfeit" or state.timeouts[seat] + 1 >= max_timeouts:
         new = state.clone()
@@ -641,19 +624,23 @@ def _explain(s: MatchState, a: Action) -> str:
             return "you played a chancellor: post a chancellor_return (keep one, bottom the rest)"
         return (f"keep + bottom must be exactly your hand {[NAMES[c] for c in sorted(hand)]}, "
                 f"each once")
-    if a.type != PLAY:
+    if a.type != PLAY or a.card is None:
         return "a chancellor_return is only legal right after playing a chancellor"
     card = a.card
-    assert card is not None
     if rs.copies[card] == 0:
         return f"there is no {NAMES[card]} in ruleset {rs.name}"
     if card not in hand:
         return f"you don't hold a {NAMES[card]}; your hand is {[NAMES[c] for c in hand]}"
-    if COUNTESS in hand and (KING in hand or PRINCE in hand) and card != COUNTESS:
-        return "with the countess and a king or prince in hand you must play the countess (R11)"
+    for forced in hand:
+        partners = _FORCED_WITH[forced] & set(hand)
+        if partners and card != forced:
+            return (f"with the {NAMES[forced]} and a "
+                    f"{' or '.join(NAMES[c] for c in sorted(_FORCED_WITH[forced], reverse=True))}"
+                    f" in hand you must play the {NAMES[forced]} (R11)")
     others = _targets(s, me)
-    if card in _TARGETED or card == PRINCE:
-        valid = others + (me,) if card == PRINCE else others
+    kind = _TARGET[card]
+    if kind is not Target.NONE:
+        valid = others + (me,) if kind is Target.ANY else others
         if a.target is None:
             if valid:
                 return f"the {NAMES[card]} needs a target: one of {list(valid)}"
@@ -670,13 +657,14 @@ def _explain(s: MatchState, a: Action) -> str:
             return "every other player is protected or out: play it without a target (R20a)"
     elif a.target is not None:
         return f"the {NAMES[card]} takes no target"
-    if card == GUARD and a.target is not None:
+    if _GUESSES[card] and a.target is not None:
         if a.guess is None:
-            return "a guard needs a guess"
-        if a.guess == GUARD:
-            return "a guard can't name the guard (R12)"
+            return f"a {NAMES[card]} needs a guess"
+        if _GUESSES[a.guess]:
+            return f"a {NAMES[card]} can't name the {NAMES[a.guess]} (R12)"
         if rs.copies[a.guess] == 0:
             return f"there is no {NAMES[a.guess]} in ruleset {rs.name} to name"
     elif a.guess is not None:
-        return "only a guard with a target takes a guess"
+        return f"only a {' or '.join(NAMES[c] for c in Card if _GUESSES[c])} with a target " \
+               f"takes a guess"
     return "that action is not legal now"

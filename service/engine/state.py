@@ -9,15 +9,43 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypedDict
 
-from .errors import EngineError
+from .errors import InvalidState
 from .events import Event
 
-ACTIVE = "active"
-FINISHED = "finished"
-PHASE_PLAY = "play"
-PHASE_CHANCELLOR = "chancellor"
+
+class Status(StrEnum):
+    """A match is active until someone wins (str-valued: the JSON is the plain string)."""
+
+    ACTIVE = "active"
+    FINISHED = "finished"
+
+
+class Phase(StrEnum):
+    """What the player to act is doing: playing a card, or finishing a chancellor (R17)."""
+
+    PLAY = "play"
+    CHANCELLOR = "chancellor"
+
+
+ACTIVE = Status.ACTIVE
+FINISHED = Status.FINISHED
+PHASE_PLAY = Phase.PLAY
+PHASE_CHANCELLOR = Phase.CHANCELLOR
+
+
+class RoundResult(TypedDict):
+    """One finished round, as stored in ``MatchState.rounds`` and shown as ``last_round``."""
+
+    round: int
+    reason: str  # "last_standing" or "showdown"
+    winners: list[int]
+    spy_bonus: int | None  # the seat that got the R24 token, if any
+    hands: list[list[str]]  # each seat's hand at the end (card names)
+    set_aside: list[str]
+    tokens: list[int]  # tokens after the round
 
 
 @dataclass(slots=True)
@@ -31,7 +59,7 @@ class MatchState:
     first_seat: int | None = None
     deck_order: list[int] | None = None  # explicit round-1 deck, top first
     # match progress
-    status: str = ACTIVE
+    status: Status = ACTIVE
     round: int = 0
     tokens: list[int] = field(default_factory=list)
     forfeited: list[bool] = field(default_factory=list)
@@ -46,11 +74,11 @@ class MatchState:
     eliminated: list[bool] = field(default_factory=list)
     protected: list[bool] = field(default_factory=list)
     turn: int = -1  # seat to act, -1 when nobody is
-    phase: str = PHASE_PLAY
+    phase: Phase = PHASE_PLAY
     round_first: int = -1
     turn_no: int = 0  # turns started this round
     round_start_seq: int = 0  # seq of the first event of this round
-    rounds: list[dict[str, Any]] = field(default_factory=list)  # one result per finished round
+    rounds: list[RoundResult] = field(default_factory=list)  # one result per finished round
     events: list[Event] = field(default_factory=list)
 
     def clone(self) -> MatchState:
@@ -83,13 +111,15 @@ class MatchState:
         try:
             kwargs = {name: data[name] for name in _FIELDS}
             new = tuple.__new__  # skips the namedtuple's Python-level __new__: a hot path
+            kwargs["status"] = Status(kwargs["status"])
+            kwargs["phase"] = Phase(kwargs["phase"])
             kwargs["events"] = [
                 new(Event, (s, r, t, d, None if to is None else tuple(to)))
                 for s, r, t, d, to in data["events"]
             ]
             return cls(**kwargs)
         except (KeyError, TypeError, ValueError) as e:
-            raise EngineError("invalid_state", f"not a match state: {e}") from e
+            raise InvalidState(f"not a match state: {e}") from e
 
     def to_json(self) -> str:
         """Compact JSON text of :meth:`to_dict`."""
@@ -100,9 +130,9 @@ class MatchState:
         try:
             data = json.loads(text)
         except ValueError as e:
-            raise EngineError("invalid_state", f"not JSON: {e}") from e
+            raise InvalidState(f"not JSON: {e}") from e
         if not isinstance(data, dict):
-            raise EngineError("invalid_state", "not a match state")
+            raise InvalidState("not a match state")
         return cls.from_dict(data)
 
 

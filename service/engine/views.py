@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cards import NAMES
+from .cards import CARDS, NAMES
 from .rules import legal_action_dicts, placings
 from .state import ACTIVE, MatchState
 
-_FACTS = frozenset({"priest_saw", "baron_compared", "king_swapped", "chancellor_drew",
-                    "chancellor_returned", "prince_drew"})
+#: The private events that are facts a seat knows (R30): what the cards' effects reveal.
+_FACTS = frozenset(kind for spec in CARDS.values() for kind in spec.facts)
 
 
 def _common(s: MatchState) -> dict[str, Any]:
@@ -45,9 +45,9 @@ def _common(s: MatchState) -> dict[str, Any]:
         "players_count": n,
         "two_player_setup": s.two_player_setup,
         "tokens_to_win": s.tokens_to_win,
-        "status": s.status,
+        "status": str(s.status),
         "round": s.round,
-        "turn": {"seat": s.turn, "phase": s.phase} if active and s.turn >= 0 else None,
+        "turn": {"seat": s.turn, "phase": str(s.phase)} if active and s.turn >= 0 else None,
         "players": players,
         "deck_count": len(s.deck),
         "face_up": [NAMES[c] for c in s.face_up],
@@ -140,7 +140,7 @@ def full_record(state: MatchState) -> dict[str, Any]:
             "first_seat": state.first_seat,
             "deck": None if state.deck_order is None else [NAMES[c] for c in state.deck_order],
         },
-        "status": state.status,
+        "status": str(state.status),
         "rounds": state.rounds,
         "result": _result(state),
         "events": [e.to_dict(with_audience=True) for e in state.events],
