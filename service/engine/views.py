@@ -15,14 +15,12 @@ False
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .cards import CARDS, NAMES
 from .rules import legal_action_dicts, placings
 from .state import ACTIVE, MatchState
-
-#: The private events that are facts a seat knows (R30): what the cards' effects reveal.
-_FACTS = frozenset(kind for spec in CARDS.values() for kind in spec.facts)
 
 
 def _common(s: MatchState) -> dict[str, Any]:
@@ -64,38 +62,62 @@ def _result(s: MatchState) -> dict[str, Any] | None:
             "rounds": len(s.rounds)}
 
 
-def known_facts(state: MatchState, seat: int) -> list[dict[str, Any]]:
+Fact = dict[str, Any]
+
+
+def _priest_saw(d: dict[str, Any], seat: int) -> Fact:
+    return {"type": "priest", "seat": d["target"], "card": d["card"]}
+
+
+def _baron_compared(d: dict[str, Any], seat: int) -> Fact:
+    mine, other = (d["card"], d["target_card"]) if d["seat"] == seat else \
+                  (d["target_card"], d["card"])
+    opponent = d["target"] if d["seat"] == seat else d["seat"]
+    return {"type": "baron", "seat": opponent, "card": other, "mine": mine}
+
+
+def _king_swapped(d: dict[str, Any], seat: int) -> Fact:
+    if d["seat"] == seat:
+        return {"type": "king", "seat": d["target"], "gave": d["gave"], "received": d["received"]}
+    # the other side of the trade: what they gave is what this seat got
+    return {"type": "king", "seat": d["seat"], "gave": d["received"], "received": d["gave"]}
+
+
+def _chancellor_drew(d: dict[str, Any], seat: int) -> Fact:
+    return {"type": "chancellor_drew", "cards": d["cards"]}
+
+
+def _chancellor_returned(d: dict[str, Any], seat: int) -> Fact:
+    return {"type": "chancellor_returned", "keep": d["keep"], "bottom": d["bottom"]}
+
+
+def _prince_drew(d: dict[str, Any], seat: int) -> Fact:
+    return {"type": "prince", "seat": d["by"], "card": d["card"]}
+
+
+#: How each private event a card's effect emits (its spec's ``facts``) reads as a known fact
+#: of the seat that received it (R30). A new card with a fact adds its formatter here.
+FACT_FORMATS: dict[str, Callable[[dict[str, Any], int], Fact]] = {
+    "priest_saw": _priest_saw, "baron_compared": _baron_compared,
+    "king_swapped": _king_swapped, "chancellor_drew": _chancellor_drew,
+    "chancellor_returned": _chancellor_returned, "prince_drew": _prince_drew,
+}
+_FACTS = frozenset(kind for spec in CARDS.values() for kind in spec.facts)
+if not _FACTS <= set(FACT_FORMATS):  # a card's fact without a formatter: fail at import
+    raise ImportError(f"facts without a format: {sorted(_FACTS - set(FACT_FORMATS))}")
+
+
+def known_facts(state: MatchState, seat: int) -> list[Fact]:
     """The seat's private knowledge this round (R30), oldest first, each with its ``seq``,
     ``round`` and ``turn``: priest looks, baron comparisons, king trades, chancellor draws and
-    returns, prince draws."""
-    out: list[dict[str, Any]] = []
+    returns, prince draws (the facts of the card table, in the forms of ``FACT_FORMATS``)."""
+    out: list[Fact] = []
     for e in state.events[state.round_start_seq:]:
         if e.to is None or e.type not in _FACTS or seat not in e.to:
             continue
-        d = e.data
-        when = {"seq": e.seq, "round": e.round, "turn": d["turn"]}
-        t = e.type
-        if t == "priest_saw":
-            out.append({"type": "priest", "seat": d["target"], "card": d["card"], **when})
-        elif t == "baron_compared":
-            mine, other = (d["card"], d["target_card"]) if d["seat"] == seat else \
-                          (d["target_card"], d["card"])
-            opponent = d["target"] if d["seat"] == seat else d["seat"]
-            out.append({"type": "baron", "seat": opponent, "card": other, "mine": mine, **when})
-        elif t == "king_swapped":
-            if d["seat"] == seat:
-                out.append({"type": "king", "seat": d["target"], "gave": d["gave"],
-                            "received": d["received"], **when})
-            else:  # the other side of the trade: what they gave is what this seat got
-                out.append({"type": "king", "seat": d["seat"], "gave": d["received"],
-                            "received": d["gave"], **when})
-        elif t == "chancellor_drew":
-            out.append({"type": "chancellor_drew", "cards": d["cards"], **when})
-        elif t == "chancellor_returned":
-            out.append({"type": "chancellor_returned", "keep": d["keep"],
-                        "bottom": d["bottom"], **when})
-        else:
-            out.append({"type": "prince", "seat": d["by"], "card": d["card"], **when})
+        fact = FACT_FORMATS[e.type](e.data, seat)
+        fact.update(seq=e.seq, round=e.round, turn=e.data["turn"])
+        out.append(fact)
     return out
 
 

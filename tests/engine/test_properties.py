@@ -38,6 +38,7 @@ from service.engine import (
     legal_actions,
     new_match,
     public_view,
+    timeout_action,
     view,
 )
 
@@ -444,6 +445,37 @@ def test_r32_views_do_not_leak_hidden_cards(ruleset: str, players: int, setup: s
     assert controls > POINTS_PER_CONFIG
     if ruleset == "2019":
         assert chancellor_points > 0 or players == 2
+
+
+@pytest.mark.parametrize(("ruleset", "players", "setup"), CONFIGS, ids=CONFIG_IDS)
+def test_r32_automatic_moves_reveal_nothing_of_the_kept_card(ruleset: str, players: int,
+                                                             setup: str) -> None:
+    """R31/R32 for ``timeout_action``: permuting the cards hidden from everyone but the absent
+    player (deck, set-aside cards, every other hand) together with the card that player keeps
+    gives the same automatic action whenever it plays the same card. So its target and guess
+    depend on public information and the seed only; the card played becomes public anyway."""
+    rng = random.Random(f"auto:{ruleset}:{players}:{setup}")
+    compared = kept_changed = 0
+    for s in sample_points(rng, ruleset, players, setup, POINTS_PER_CONFIG * 2):
+        if s.phase != PHASE_PLAY:
+            continue  # a chancellor's return is private (only its count is public)
+        me = s.turn
+        a = timeout_action(s)
+        assert a.card is not None and is_legal(s, a)
+        i = s.hands[me].index(a.card)
+        for _ in range(4):
+            t = s.clone()
+            kept = t.hands[me][:i] + t.hands[me][i + 1:]
+            piles = [t.deck, t.aside, kept, *(t.hands[q] for q in range(players) if q != me)]
+            redistribute(piles, rng)
+            t.hands[me][:] = kept[:i] + [a.card] + kept[i:]
+            b = timeout_action(t)
+            if b.card != a.card:
+                continue  # a different card played: a different public move, allowed
+            compared += 1
+            kept_changed += t.hands[me] != s.hands[me]
+            assert b == a, f"{a} became {b} when {s.hands[me]} became {t.hands[me]} ({s.seed})"
+    assert compared > POINTS_PER_CONFIG and kept_changed > POINTS_PER_CONFIG // 2
 
 
 # --------------------------------------------------------------------------- replay, seeds

@@ -33,6 +33,7 @@ from service.engine import (
     new_match,
     placings,
     public_view,
+    timeout_action,
     view,
 )
 from tests.engine.helpers import (
@@ -1564,6 +1565,47 @@ def test_r32_spectator_views_ignore_every_hidden_card() -> None:
     a2, _ = apply(a, play("guard", 1, "baron"))
     c2, _ = apply(c, play("guard", 1, "baron"))
     assert dumps(public_view(a2)) == dumps(public_view(c2))
+
+
+def test_r32_automatic_move_does_not_depend_on_the_kept_card() -> None:
+    """The timeout move plays the same card (a guard, the lowest) whether seat 0 keeps the
+    princess, a priest or the king; the public history is the same, and so is the automatic
+    action for every seed: its target and guess come from public information and the seed,
+    never from the kept card (the old rule named the countess next to the princess and the
+    princess otherwise: the log told everyone what was kept)."""
+    by_kept: dict[str, list[Action]] = {}
+    for kept in ("princess", "priest", "king"):
+        acts = []
+        for seed in range(60):
+            s = scenario("classic", 3, aside=["baron"], hands=[kept, "handmaid", "prince"],
+                         draws=["guard"], seed=seed)
+            action, (after, events) = timeout_action(s), apply_timeout(s)
+            assert action.card == Card.GUARD and is_legal(s, action)
+            assert evs(events)[0]["timeout"] is True and after.timeouts[0] == 1
+            acts.append(action)
+            assert dumps(public_view(s)) == dumps(public_view(
+                scenario("classic", 3, aside=["baron"], hands=["princess", "handmaid", "prince"],
+                         draws=["guard"], seed=seed)))
+        by_kept[kept] = acts
+    assert by_kept["princess"] == by_kept["priest"] == by_kept["king"]
+    # the draws really are draws: both targets and several guesses occur
+    assert {a.target for a in by_kept["king"]} == {1, 2}
+    assert len({a.guess for a in by_kept["king"]}) >= 4
+
+
+def test_r32_automatic_move_avoids_the_princess_and_prefers_other_targets() -> None:
+    # princess + prince: the prince is played, never at its own player while others can be chosen
+    s = scenario("classic", 3, aside=["baron"], hands=["princess", "handmaid", "guard"],
+                 draws=["prince"])
+    for seed in range(20):
+        s.seed = str(seed)
+        a = timeout_action(s)
+        assert a.card == Card.PRINCE and a.target in (1, 2), a
+    # a chancellor return keeps the highest card and returns the others lowest first
+    s = scenario("2019", 3, aside=["baron"], hands=["guard", "handmaid", "prince"],
+                 draws=["chancellor", "king", "spy"])
+    s, _ = apply(s, play("chancellor"))
+    assert timeout_action(s) == ret("king", "spy", "guard")
 
 
 # --------------------------------------------------------------------------- errors, legal order
