@@ -36,6 +36,7 @@ from service.engine import (
     apply,
     apply_inplace,
     legal_actions,
+    legal_actions_by_card,
     new_match,
     view,
 )
@@ -50,30 +51,21 @@ SPY, GUARD, PRIEST, BARON, HANDMAID, PRINCE, CHANCELLOR, KING, COUNTESS, PRINCES
 
 
 def peer_policy(rng: random.Random) -> Callable[[MatchState], Action]:
-    """A card uniformly from the hand (R11 applied), then a target, then a guess, uniformly."""
+    """A card uniformly from the hand (R11 applied), then a target, then a guess, uniformly.
+
+    ``legal_actions_by_card`` gives each card's legal actions, every target with the same
+    guesses, so a uniform action of the card is a uniform target and then a uniform guess.
+    """
     choice = rng.choice
-    guessable = {name: tuple(int(c) for c in rs.guessable) for name, rs in RULESETS.items()}
 
     def pick(s: MatchState) -> Action:
+        by_card = legal_actions_by_card(s)
         if s.phase != "play":
             return choice(legal_actions(s))
-        me = s.turn
-        a, b = s.hands[me]
-        if a == COUNTESS and b in (PRINCE, KING) or b == COUNTESS and a in (PRINCE, KING):
-            return Action.play(COUNTESS)
-        card = choice((a, b))
-        if card in (GUARD, PRIEST, BARON, KING, PRINCE):
-            elim, prot = s.eliminated, s.protected
-            targets = [p for p in range(s.players) if p != me and not elim[p] and not prot[p]]
-            if card == PRINCE:
-                targets.append(me)
-            if not targets:
-                return Action.play(card)
-            target = choice(targets)
-            if card == GUARD:
-                return Action.play(card, target, choice(guessable[s.ruleset]))
-            return Action.play(card, target)
-        return Action.play(card)
+        acts = by_card.get(choice(s.hands[s.turn]))
+        if acts is None:  # R11: the countess is the only card that may be played
+            (acts,) = by_card.values()
+        return choice(acts)
 
     return pick
 

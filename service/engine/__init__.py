@@ -42,6 +42,7 @@ from .rules import (
     is_legal,
     legal_action_dicts,
     legal_actions,
+    legal_actions_by_card,
     new_match,
     placings,
     timeout_action,
@@ -66,5 +67,5 @@ __all__ = [
     "MatchState", "NotYourTurn", "Phase", "RoundResult", "Ruleset", "Status", "Target",
     "UnknownCard", "apply", "apply_inplace", "apply_timeout", "forfeit", "forfeit_inplace",
     "full_record", "get_ruleset", "is_legal", "known_facts", "legal_action_dicts",
-    "legal_actions", "new_match", "placings", "public_view", "timeout_action", "view",
+    "legal_actions", "legal_actions_by_card", "new_match", "placings", "public_view", "timeout_action", "view",
 ]

@@ -56,6 +56,9 @@ _FORCED_WITH: tuple[frozenset[int], ...] = tuple(
     frozenset(int(x) for x in CARDS[c].forced_with) for c in Card)
 _FATAL: tuple[bool, ...] = tuple(CARDS[c].fatal for c in Card)
 _EFFECT = tuple(EFFECTS[int(c)] for c in Card)
+_CARD_TYPES = frozenset({int, Card})
+_TARGET_TYPES = frozenset({int, type(None)})
+_GUESS_TYPES = frozenset({int, Card, type(None)})
 _BONUS: tuple[int, ...] = tuple(int(c) for c in Card if CARDS[c].bonus)
 
 
@@ -70,7 +73,7 @@ def new_match(
     tokens_to_win: int | None = None,
     first_seat: int | None = None,
     deck: Sequence[str | int] | None = None,
-    two_player_setup: str = "three-up",
+    two_player_setup: str = TWO_PLAYER_SETUPS[0],
 ) -> MatchState:
     """Create a match and deal its first round (R5-R8).
 
@@ -225,10 +228,11 @@ def _start_turn(s: MatchState, seat: int) -> None:
 
 # --------------------------------------------------------------------------- legal actions
 
-# key -> (actions, {action: the same action}, wire dicts). The key is everything legality
-# depends on: the ruleset, the seat, the hand (sorted) and the seats it may target (R9, R15,
-# R20a); so it repeats across states and matches, and a hit skips building the list.
-_Legal = tuple[tuple[Action, ...], dict[Action, Action], tuple[dict[str, Any], ...]]
+# key -> (actions, {action: the same action}, wire dicts, {card: its actions}). The key is
+# everything legality depends on: the ruleset, the seat, the hand (sorted) and the seats it may
+# target (R9, R15, R20a); it repeats across states and matches, so a hit skips building lists.
+_Legal = tuple[tuple[Action, ...], dict[Action, Action], tuple[dict[str, Any], ...],
+               dict[int, tuple[Action, ...]]]
 _LEGAL_CACHE: dict[tuple[Any, ...], _Legal] = {}
 
 
@@ -238,14 +242,22 @@ def _targets(s: MatchState, me: int) -> tuple[int, ...]:
 
 
 def _legal(s: MatchState) -> _Legal:
+    memo = s.legal_memo
+    version = len(s.events)
     me = s.turn
     hand = s.hands[me]
-    if s.phase is PHASE_CHANCELLOR or s.phase == PHASE_CHANCELLOR:
-        key: tuple[Any, ...] = (None, tuple(sorted(hand)))
-    else:
+    # Current while no event was added and the hand is the same (a search that deals sampled
+    # hands into a state in place, without events, still gets fresh answers).
+    if memo is not None and memo[0] == version and memo[1] == hand:
+        return memo[2]  # type: ignore[no-any-return]
+    if s.phase == PHASE_PLAY:
         a, b = hand
-        key = (s.ruleset, me, a, b, _targets(s, me)) if a <= b else \
-              (s.ruleset, me, b, a, _targets(s, me))
+        elim, prot = s.eliminated, s.protected
+        targets = tuple([i for i in range(s.players) if i != me and not elim[i] and not prot[i]])
+        key: tuple[Any, ...] = (s.ruleset, me, a, b, targets) if a <= b else \
+            (s.ruleset, me, b, a, targets)
+    else:
+        key = (None, tuple(sorted(hand)))
     hit = _LEGAL_CACHE.get(key)
     if hit is None:
         if key[0] is None:
@@ -254,7 +266,13 @@ def _legal(s: MatchState) -> _Legal:
             acts = _play_options(RULESETS[key[0]], me, key[2], key[3], key[4])
         if len(_LEGAL_CACHE) > 100_000:  # bounded: custom rulesets and 6 seats add up
             _LEGAL_CACHE.clear()
-        hit = _LEGAL_CACHE[key] = (acts, {a: a for a in acts}, tuple(a.to_dict() for a in acts))
+        by_card: dict[int, list[Action]] = {}
+        for act in acts:
+            by_card.setdefault(act.card if act.card is not None else act.keep or 0,
+                               []).append(act)
+        hit = _LEGAL_CACHE[key] = (acts, {x: x for x in acts}, tuple(x.to_dict() for x in acts),
+                                   {c: tuple(v) for c, v in by_card.items()})
+    s.legal_memo = (version, hand[:], hit)
     return hit
 
 
@@ -304,6 +322,22 @@ def legal_actions(state: MatchState) -> list[Action]:
     if state.status != ACTIVE:
         return []
     return list(_legal(state)[0])
+
+
+def legal_actions_by_card(state: MatchState) -> dict[int, tuple[Action, ...]]:
+    """:func:`legal_actions` grouped by the card played (in the chancellor phase: by the card
+    kept), each group in canonical order; empty once the match is over. Shared: don't mutate.
+
+    The card-first random playout (a card uniformly from the hand, then one of its actions
+    uniformly, which is a uniform target and then a uniform guess) reads it directly:
+
+    >>> s = new_match("classic", 2, seed=7)
+    >>> sorted(NAMES[c] for c in legal_actions_by_card(s)) == sorted(NAMES[c] for c in s.hands[s.turn])
+    True
+    """
+    if state.status != ACTIVE:
+        return {}
+    return _legal(state)[3]
 
 
 def legal_action_dicts(state: MatchState) -> list[dict[str, Any]]:
@@ -381,7 +415,10 @@ def apply_inplace(
         canon = _legal(s)[1].get(action)
     except TypeError:  # unhashable fields (a list for bottom): malformed, reported below
         canon = None
-    if canon is not action:  # not one of the engine's own action objects: check its shape
+    if canon is not action and (  # not one of the engine's own action objects: its shape
+            canon is None or canon.card is None or type(action.card) not in _CARD_TYPES
+            or type(action.target) not in _TARGET_TYPES
+            or type(action.guess) not in _GUESS_TYPES):
         why = _shape_error(action)
         if why is not None:
             raise MalformedAction(why)

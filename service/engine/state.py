@@ -80,6 +80,11 @@ class MatchState:
     round_start_seq: int = 0  # seq of the first event of this round
     rounds: list[RoundResult] = field(default_factory=list)  # one result per finished round
     events: list[Event] = field(default_factory=list)
+    # The legal actions of the current turn, memoized by ``rules`` as (version, hand, result):
+    # every change the engine makes adds events, so the version (and the hand, for searches
+    # that deal sampled cards in place) says whether it is current. Not part of the state: no
+    # JSON, no equality, not cloned.
+    legal_memo: Any = field(default=None, init=False, repr=False, compare=False)
 
     def clone(self) -> MatchState:
         """A deep copy (events are immutable and shared)."""
@@ -136,4 +141,4 @@ class MatchState:
         return cls.from_dict(data)
 
 
-_FIELDS = tuple(f for f in MatchState.__dataclass_fields__ if f != "events")
+_FIELDS = tuple(f for f in MatchState.__dataclass_fields__ if f not in ("events", "legal_memo"))

@@ -12,10 +12,12 @@ import pytest
 from service.engine import (
     CARDS,
     RULESETS,
+    Action,
     Card,
     InvalidOptions,
     Ruleset,
     Target,
+    apply_inplace,
     legal_actions,
     new_match,
     public_view,
@@ -98,3 +100,41 @@ def test_every_card_has_a_spec_and_an_effect() -> None:
     assert [c for c in Card if CARDS[c].guesses] == [Card.GUARD]
     for spec in CARDS.values():
         assert spec.summary and spec.rules.startswith("R"), spec
+
+
+def test_legal_actions_by_card_groups_the_legal_actions() -> None:
+    from service.engine import legal_actions_by_card
+    rng = random.Random("by-card")
+    for seed in range(200):
+        s = new_match(rng.choice(["classic", "2019"]), rng.randint(2, 4), seed=seed)
+        while s.status == "active":
+            acts = legal_actions(s)
+            groups = legal_actions_by_card(s)
+            assert [a for g in groups.values() for a in g] == acts
+            for card, group in groups.items():
+                assert all((a.card if a.card is not None else a.keep) == card for a in group)
+            apply_inplace(s, rng.choice(acts))
+        assert legal_actions_by_card(s) == {}
+
+
+def test_legal_actions_follow_a_hand_dealt_in_place() -> None:
+    """A search may deal sampled cards into a state without events: the memoized legal actions
+    must follow the hand, not the version alone."""
+    s = new_match("classic", 2, seed=5, deck=["guard"] * 5 + [
+        "priest", "priest", "baron", "baron", "handmaid", "handmaid", "prince", "prince",
+        "king", "countess", "princess"])
+    assert {a.card for a in legal_actions(s)} == {Card.GUARD, Card.PRIEST}
+    s.hands[s.turn][:] = [int(Card.COUNTESS), int(Card.KING)]
+    assert legal_actions(s) == [Action.play(Card.COUNTESS)]
+
+
+def test_catalog_bounds_and_descriptions_come_from_the_rulesets() -> None:
+    from service.engine.catalog import OPTION_BOUNDS, describe_rulesets
+    d = describe_rulesets()
+    assert OPTION_BOUNDS["players"] == (2, max(rs.max_players for rs in RULESETS.values()))
+    for entry in d["rulesets"]:
+        rs = RULESETS[entry["name"]]
+        assert {c["card"]: (c["value"], c["copies"]) for c in entry["cards"]} == {
+            c.label: (rs.values[c], rs.copies[c]) for c in rs.cards}
+        assert entry["tokens_to_win"] == {str(n): t for n, t in rs.tokens.items()}
+        assert all(c["effect"] for c in entry["cards"])
