@@ -31,6 +31,6 @@ ENV HOST=0.0.0.0 \
 EXPOSE 8000
 
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["python", "-m", "service.healthcheck", "api"]
+    CMD ["python", "-m", "service.ops.healthcheck", "api"]
 
-CMD ["gunicorn", "-c", "service/gunicorn_conf.py", "service.wsgi:app"]
+CMD ["gunicorn", "-c", "service/ops/gunicorn_conf.py", "service.http.wsgi:app"]

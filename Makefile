@@ -1,9 +1,9 @@
 # Love Letter Arena: developer tasks (GNU make).
 #
 #   make test      lint, typecheck and run the test suite (creates .venv on first use)
-#   make run       run the whole stack locally (service.run)
+#   make run       run the whole stack locally (service.ops.run)
 #   make bench     run every bench/*.py and print its numbers
-#   make openapi   regenerate openapi.yaml (service.openapi)
+#   make openapi   regenerate openapi.yaml (service.http.openapi)
 #   make lock      re-resolve requirements/*.txt (pinned, hashed) from the pyprojects
 #   make shell     a shell with .venv's python and llsdk first on PATH
 
@@ -113,10 +113,10 @@ bench: $(STAMP)
 	done
 
 openapi: $(RUN_STAMP)
-	$(VPY) -m service.openapi
+	$(VPY) -m service.http.openapi
 
 run: $(RUN_STAMP)
-	@$(VPY) -m service.run
+	@$(VPY) -m service.ops.run
 
 # A shell with the project's virtualenv first on PATH (python, llsdk, pytest...); exit to leave.
 shell: $(RUN_STAMP)

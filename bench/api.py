@@ -4,7 +4,7 @@ against a bare endpoint that only reads and writes one Redis key in a WATCH/MULT
 Run: ``make bench``, or ``.venv/bin/python bench/api.py [--clients 48] [--seconds 10]``.
 
 Setup: a private ``redis-server`` (tests/support/redis_proc.py) and gunicorn with
-``service/gunicorn_conf.py`` (gevent, ``WEB_CONCURRENCY=2``), ``RATE_LIMITS=0``,
+``service/ops/gunicorn_conf.py`` (gevent, ``WEB_CONCURRENCY=2``), ``RATE_LIMITS=0``,
 ``ENQUEUE_JOBS=0`` and ``BENCH_BARE_ENDPOINT=1`` (which adds ``POST /bench/bare/<key>``; it is not
 part of the API). Everything runs on this machine: the client threads share the CPUs with the
 server and Redis, under both loads alike.
@@ -70,7 +70,7 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """gunicorn -c service/gunicorn_conf.py service.wsgi:app in its own process group."""
+    """gunicorn -c service/ops/gunicorn_conf.py service.http.wsgi:app in its own process group."""
 
     def __init__(self, redis_url: str, workers: int) -> None:
         self.port = free_port()
@@ -81,8 +81,8 @@ class Gunicorn:
                    BENCH_BARE_ENDPOINT="1")
         env.pop("ACCESS_LOG", None)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "service/gunicorn_conf.py",
-             "--no-control-socket", "service.wsgi:app"],
+            [sys.executable, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
+             "--no-control-socket", "service.http.wsgi:app"],
             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
             stderr=subprocess.STDOUT, start_new_session=True)
         try:

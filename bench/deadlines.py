@@ -27,7 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from service.store import deadlines, matches, players  # noqa: E402
+from service.store import matches, players  # noqa: E402
 from service.store.docs import ACTIVE, FINISHED, MatchDoc  # noqa: E402
 from tests.support.measure import cpu_seconds, pct  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
@@ -85,7 +85,6 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30.0, help="measured window (>= 30)")
     ap.add_argument("--matches", type=int, default=100)
     opts = ap.parse_args()
-    deadlines.ENABLED = True
     with RedisProcess() as rp:
         bench = Bench(rp.url, opts.matches)
         with RqWorker(rp.url) as worker, RqCron(rp.url):

@@ -4,7 +4,7 @@ cost of one scheduling pass for 100 and 10,000 entered bots, and the cost of rat
 Run: ``make bench``, or ``.venv/bin/python bench/ladder.py [--bots 100] [--seconds 60]
 [--procs 4] [--synthetic 10000]``.
 
-1. Live: a private ``redis-server``, gunicorn (``service/gunicorn_conf.py``, 2 gevent workers),
+1. Live: a private ``redis-server``, gunicorn (``service/ops/gunicorn_conf.py``, 2 gevent workers),
    one ``rq worker -w service.jobs.worker.DeadlineWorker --with-scheduler deadlines default`` and
    ``rq cron service/jobs/cron.py``, with the default ladders (``duel``: classic, 2 seats;
    ``table``: 2019, 4 seats), a scheduling pass every second and 2 s turn deadlines. ``--bots``
@@ -46,7 +46,7 @@ if REPO not in sys.path:
 import redis  # noqa: E402
 
 from service.config import LadderConfig  # noqa: E402
-from service.store import deadlines, keys, ladders  # noqa: E402
+from service.store import keys, ladders  # noqa: E402
 from service.store.docs import FINISHED, MatchDoc  # noqa: E402
 from tests.support.measure import cpu_seconds, pct  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
@@ -218,7 +218,6 @@ def timed_pass(r: redis.Redis, lad: LadderConfig) -> tuple[float, int]:
 
 
 def scheduling(opts: argparse.Namespace, rp: RedisProcess) -> None:
-    deadlines.ENABLED = True  # a pass schedules each new match's first deadline, as it does live
     r = rp.client()
     small = []
     for k in range(5):

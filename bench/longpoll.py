@@ -3,7 +3,7 @@
 Run: ``make bench``, or ``.venv/bin/python bench/longpoll.py [--matches 200] [--actions 200]``.
 
 Setup: a private ``redis-server`` (tests/support/redis_proc.py) and the app under gunicorn with
-``service/gunicorn_conf.py`` and two gevent worker processes (``WEB_CONCURRENCY=2``),
+``service/ops/gunicorn_conf.py`` and two gevent worker processes (``WEB_CONCURRENCY=2``),
 ``RATE_LIMITS=0``, ``ENQUEUE_JOBS=0``. The client is this one process under gevent (monkey
 patched), speaking plain HTTP/1.1 over keep-alive sockets, one connection per poller.
 
@@ -54,7 +54,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
-from service.run import descendants  # noqa: E402
+from service.ops.run import descendants  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 from tests.support.server import ApiServer  # noqa: E402
 
@@ -139,7 +139,7 @@ def raise_fd_limit(need: int) -> None:
 
 
 def process_tree(pid: int) -> list[int]:
-    """``pid`` and every live descendant (the /proc walk that service.run uses)."""
+    """``pid`` and every live descendant (the /proc walk that service.ops.run uses)."""
     return [pid, *(p for p, _ in descendants(pid))]
 
 

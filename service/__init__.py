@@ -1,1 +1,2 @@
-"""Love Letter Arena service: HTTP API, Redis store, RQ jobs and the rules engine."""
+"""Love Letter Arena service, one folder per layer; dependencies point one way (docs/design.md):
+``http``, ``jobs`` and ``ops`` use ``store`` and ``realtime``, which use ``engine``."""

@@ -7,7 +7,7 @@
   config file and a WSGI app, ``rq worker -w CLASS`` an importable RQ worker class and options
   the real ``rq`` CLI accepts, ``rq cron ... PATH`` a cron config file.
 - The worker and cron commands, run here as written (against a private Redis), start and report
-  healthy through the same ``python -m service.healthcheck`` the containers use.
+  healthy through the same ``python -m service.ops.healthcheck`` the containers use.
 """
 
 from __future__ import annotations
@@ -124,8 +124,8 @@ def _check_python(argv: list[str]) -> None:
     assert argv[1] == "-m", argv
     module = argv[2]
     assert importlib.util.find_spec(module) is not None, f"no module {module}"
-    if module == "service.healthcheck":
-        from service.healthcheck import CHECKS
+    if module == "service.ops.healthcheck":
+        from service.ops.healthcheck import CHECKS
 
         assert argv[3:] and argv[3] in CHECKS, argv
 
@@ -155,7 +155,7 @@ def _check_rq(argv: list[str]) -> None:
     if sub == "worker":
         from rq.worker.base import BaseWorker
 
-        from service.jobs.worker import QUEUES
+        from service.store.queues import QUEUES
 
         path = ctx.params["worker_class"]
         mod, _, name = path.rpartition(".")
@@ -242,7 +242,7 @@ def _spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
 
 
 def _healthy(role: str, env: dict[str, str]) -> tuple[int, str]:
-    r = subprocess.run([sys.executable, "-m", "service.healthcheck", role], cwd=REPO, env=env,
+    r = subprocess.run([sys.executable, "-m", "service.ops.healthcheck", role], cwd=REPO, env=env,
                        capture_output=True, text=True, timeout=30)
     return r.returncode, r.stdout + r.stderr
 

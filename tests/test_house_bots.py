@@ -1,4 +1,4 @@
-"""``python -m service.house_bots`` (the compose ``house-bots`` service), run for real: the
+"""``python -m service.ops.house_bots`` (the compose ``house-bots`` service), run for real: the
 example bots register once (tokens kept in Redis), enter the ladders, play, accept challenges,
 and stop on SIGTERM."""
 
@@ -24,7 +24,7 @@ def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path) -> subp
                HOUSE_BOTS_FILES="random_bot,counting_bot", HOUSE_BOTS_COPIES="1",
                HOUSE_BOTS_LADDERS="duel", HOUSE_BOTS_POLL_WAIT="1")
     with open(log, "ab") as f:
-        return subprocess.Popen([sys.executable, "-m", "service.house_bots"], cwd=REPO, env=env,
+        return subprocess.Popen([sys.executable, "-m", "service.ops.house_bots"], cwd=REPO, env=env,
                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
 
 

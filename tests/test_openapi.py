@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from service.openapi import SPEC_PATH, build_spec, main
+from service.http.openapi import SPEC_PATH, build_spec, main
 
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
@@ -25,7 +25,7 @@ def operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dic
 def test_committed_spec_is_current(generated: str) -> None:
     assert SPEC_PATH.exists(), "openapi.yaml is missing: run `make openapi` and commit it"
     assert SPEC_PATH.read_text() == generated, \
-        "openapi.yaml is stale: run `make openapi` (or see `python -m service.openapi --check`)"
+        "openapi.yaml is stale: run `make openapi` (or see `python -m service.http.openapi --check`)"
 
 
 def test_check_mode(tmp_path: Any, generated: str) -> None:

@@ -43,7 +43,7 @@ def walkthrough() -> str:
 
 @pytest.fixture(scope="module")
 def base_url(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """gunicorn -c service/gunicorn_conf.py service.wsgi:app on a free port and the private
+    """gunicorn -c service/ops/gunicorn_conf.py service.http.wsgi:app on a free port and the private
     Redis, rate limits and RQ jobs off; stopped (its whole process group) afterwards."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -54,8 +54,8 @@ def base_url(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactor
     log_path = tmp_path_factory.mktemp("readme") / "gunicorn.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "-c", "service/gunicorn_conf.py",
-             "--no-control-socket", "service.wsgi:app"],
+            [sys.executable, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
+             "--no-control-socket", "service.http.wsgi:app"],
             cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -153,11 +153,11 @@ def test_walkthrough_runs(base_url: str, tmp_path: Path) -> None:
 
 
 def test_configuration_table_lists_every_setting() -> None:
-    """Every environment variable read by service/config.py or service/gunicorn_conf.py is a
+    """Every environment variable read by service/config.py or service/ops/gunicorn_conf.py is a
     row of the Configuration table in docs/operations.md."""
     service = REPO / "service"
     names: set[str] = set()
-    for name in ("config.py", "gunicorn_conf.py"):
+    for name in ("config.py", "ops/gunicorn_conf.py"):
         src = (service / name).read_text()
         names |= set(re.findall(r"""(?:environ\.get|environ\[|_env_\w+)\(?\s*["']([A-Z][A-Z0-9_]+)["']""",
                                 src))

@@ -1,4 +1,4 @@
-"""`make run` (service.run) for real: embedded Redis, gunicorn, RQ worker; Ctrl-C stops it all."""
+"""`make run` (service.ops.run) for real: embedded Redis, gunicorn, RQ worker; Ctrl-C stops it all."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from service.run import descendants
+from service.ops.run import descendants
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -74,7 +74,7 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
     env.update(PORT=str(port), RUN_DIR=str(tmp_path / "run"), LOG_LEVEL="warning",
                PYTHONUNBUFFERED="1")
     log = open(tmp_path / "run.log", "w+b")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "service.run"], cwd=REPO, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "service.ops.run"], cwd=REPO, env=env,
                             stdout=log, stderr=subprocess.STDOUT)
 
     def output() -> str:
@@ -85,8 +85,8 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while "Ctrl-C stops everything" not in output():
-            assert proc.poll() is None, f"service.run exited early:\n{output()}"
-            assert time.monotonic() < deadline, f"service.run never became ready:\n{output()}"
+            assert proc.poll() is None, f"service.ops.run exited early:\n{output()}"
+            assert time.monotonic() < deadline, f"service.ops.run never became ready:\n{output()}"
             time.sleep(0.2)
         text = output()
         assert f"{base}/docs" in text and f"{base}/openapi.json" in text and f"{base}/v1" in text

@@ -1,1 +1,1 @@
-"""RQ jobs: turn timeouts (and, later, ladder scheduling and ratings)."""
+"""RQ jobs: turn deadlines, their recovery (rq cron), ladder scheduling passes and ratings."""

@@ -22,4 +22,4 @@ def schedule(name: str) -> list[str]:
 
 def rate(match_id: str) -> bool:
     """Rate a finished ladder match; a repeated run changes nothing."""
-    return ladders.rate(_connection(), match_id)
+    return ladders.rate(_connection(), match_id, ladders_from_env())

@@ -47,8 +47,6 @@ from rq.scripts import acquire_or_refresh_lock
 from rq.utils import as_text, now
 from rq.worker import SimpleWorker
 
-from ..store import deadlines
-
 log = logging.getLogger(__name__)
 
 #: seconds between two polls of the scheduled-jobs registries
@@ -164,5 +162,3 @@ class DeadlineWorker(SimpleWorker):
         else:
             scheduler.start()  # always: it takes the locks itself, now or once they are free
 
-
-QUEUES = [deadlines.QUEUE, "default"]

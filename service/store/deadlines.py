@@ -1,6 +1,6 @@
 """Scheduling a turn's deadline job, queued inside the same MULTI as the change that started the
 turn (so a committed turn always has its job). The job is named by path: the store never imports
-the jobs package (dependencies point routes/jobs -> store -> engine).
+the jobs package (dependencies point HTTP/jobs -> store -> engine).
 
 Precision: RQ's scheduled-jobs registry is a zset that RQ scores in whole seconds (it truncates
 the time) and its scheduler compares with the current whole second. Rounding every deadline up
@@ -26,12 +26,10 @@ from rq import Queue
 from rq.registry import ScheduledJobRegistry
 
 from .docs import ACTIVE, MatchDoc
+from .queues import DEADLINES as QUEUE
+from .queues import TIMEOUT_JOB as JOB
 
-QUEUE = "deadlines"
-JOB = "service.jobs.timeouts.run"
-
-#: set from Config.enqueue_jobs by create_app and the worker; tests of pure HTTP may turn it off
-ENABLED = True
+__all__ = ["JOB", "QUEUE", "job_id", "queue", "when"]
 
 
 def job_id(mid: str, version: int, attempt: int = 0) -> str:
@@ -58,7 +56,7 @@ def _queue(pool: ConnectionPool) -> Queue:
 
 def queue(pipe: Pipeline, doc: MatchDoc, *, attempt: int = 0) -> None:
     """Queue the pending turn's timeout job (inside MULTI)."""
-    if not ENABLED or doc.status != ACTIVE or doc.deadline is None:
+    if doc.status != ACTIVE or doc.deadline is None:
         return
     q = _queue(pipe.connection_pool)
     jid = job_id(doc.id, doc.version, attempt)

@@ -11,7 +11,7 @@ from typing import Any
 import redis
 from redis.client import Pipeline
 
-from .. import notify
+from . import keys
 from .docs import ACTIVE, FINISHED, MatchDoc
 
 MAXLEN = 1000
@@ -55,8 +55,8 @@ def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
         pipe.xadd(k, {"n": json.dumps(notice)}, maxlen=MAXLEN, approximate=True)
         if notice["type"] != "your_turn":  # every match starts and ends: enough to refresh
             pipe.expire(k, TTL_S)
-        pipe.publish(notify.player_channel(pid), doc.id)
-    pipe.publish(notify.match_channel(doc.id), doc.version)
+        pipe.publish(keys.player_channel(pid), doc.id)
+    pipe.publish(keys.match_channel(doc.id), doc.version)
 
 
 def push(pipe: Pipeline, pid: str, notice: dict[str, Any]) -> None:
@@ -65,7 +65,7 @@ def push(pipe: Pipeline, pid: str, notice: dict[str, Any]) -> None:
     k = key(pid)
     pipe.xadd(k, {"n": json.dumps(notice)}, maxlen=MAXLEN, approximate=True)
     pipe.expire(k, TTL_S)
-    pipe.publish(notify.player_channel(pid), notice["type"])
+    pipe.publish(keys.player_channel(pid), notice["type"])
 
 
 def read(r: redis.Redis, pid: str, after: str | None, count: int = 100) -> tuple[

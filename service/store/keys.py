@@ -59,3 +59,16 @@ LISTENING = f"{PREFIX}:idx:listening"  # zset: player id -> last notice poll wit
 def ladder_entries(ladder: str) -> str:
     """Sorted set of the players entered in a ladder, scored by when they entered."""
     return f"{PREFIX}:lad:{ladder}:entries"
+
+
+# Pub/sub channels: every committed change publishes on its match's and its players' channels
+# (store/inbox.py); the realtime layer's notifier subscribes to the pattern.
+NOTIFY_PATTERN = f"{PREFIX}:notify:*"
+
+
+def match_channel(mid: str) -> str:
+    return f"{PREFIX}:notify:m:{mid}"
+
+
+def player_channel(pid: str) -> str:
+    return f"{PREFIX}:notify:p:{pid}"

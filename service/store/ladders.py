@@ -42,23 +42,21 @@ import json
 import random
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import redis
 from openskill.models import PlackettLuce
-from redis.client import Pipeline
-from rq import Queue
 
 from .. import engine
-from ..config import LadderConfig
 from . import keys, matches, players
 from .docs import FINISHED, MatchDoc
 from .errors import StoreError
+from .ladder_config import LadderConfig
 
 MODEL = PlackettLuce()
 HISTORY_KEEP = 500
-RATE_JOB = "service.jobs.ladder.rate"
 #: the "recent games" count that orders seeds halves over this many seconds
 RECENT_HALF_LIFE_S = 3600.0
 #: how far apart in mu two bots may be and still look as close as a rematch does
@@ -388,15 +386,6 @@ def _update_record(r: redis.Redis, lad: LadderConfig, pid: str, change: Any) -> 
 # --------------------------------------------------------------------------- rating
 
 
-def queue_rating(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
-    """When a ladder match has just finished, queue its rating job (inside the change's MULTI).
-    The scheduling pass also rates any finished match it finds unrated (if a job was lost)."""
-    if doc.ladder and doc.status == FINISHED and old_status != FINISHED:
-        q = Queue("default", connection=redis.Redis(connection_pool=pipe.connection_pool))
-        q.enqueue(RATE_JOB, doc.id, job_id=f"rate-{doc.id}", pipeline=pipe, result_ttl=60,
-                  failure_ttl=24 * 3600)
-
-
 def _misconduct(doc: MatchDoc) -> tuple[list[int], list[bool]]:
     """Per seat: how many turns timed out, and whether it timed out or forfeited at all."""
     assert doc.state is not None
@@ -412,17 +401,17 @@ def _misconduct(doc: MatchDoc) -> tuple[list[int], list[bool]]:
     return timeouts, bad
 
 
-def rate(r: redis.Redis, mid: str, ladders: dict[str, LadderConfig] | None = None,
+def rate(r: redis.Redis, mid: str, ladders: Mapping[str, LadderConfig],
          now: float | None = None) -> bool:
     """Rate a finished ladder match exactly once (a second run changes nothing). Returns whether
     this call rated it. The guard: the match leaves ``inflight`` in the same transaction that
-    writes the ratings, under WATCH of both, so of two concurrent runs exactly one commits."""
-    from ..config import ladders_from_env
-
+    writes the ratings, under WATCH of both, so of two concurrent runs exactly one commits.
+    ``ladders``: the configured ladders (a ladder no longer configured is rated with its
+    defaults)."""
     doc = matches.load(r, mid)
     if doc.status != FINISHED or not doc.ladder or doc.state is None:
         return False
-    lad = (ladders or ladders_from_env()).get(doc.ladder) or LadderConfig(
+    lad = ladders.get(doc.ladder) or LadderConfig(
         doc.ladder, doc.options["ruleset"], doc.seat_count)
     now = time.time() if now is None else now
     inflight, records = _k(lad.name, "inflight"), _k(lad.name, "players")

@@ -1,7 +1,11 @@
 """Matches in Redis. Every change is one compare-and-set on the match document: WATCH the key,
 read, change it through the engine, then write the document, indexes, idempotency record and a
 wake-up in one MULTI/EXEC that fails if anything moved in between. A lost race is answered
-``version_conflict``; changes are never merged."""
+``version_conflict``; changes are never merged.
+
+``deadline_jobs`` (every function that may write): whether a turn that starts gets its RQ
+deadline job in the same MULTI (``store/deadlines.py``). The API passes its ``ENQUEUE_JOBS``
+setting; with False, timeouts are applied lazily only (by whoever reads the match next)."""
 
 from __future__ import annotations
 
@@ -19,12 +23,14 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import deadlines, inbox, keys, ladders, players
+from . import deadlines, inbox, keys, players, queues
 from .docs import ACTIVE, FINISHED, WAITING, MatchDoc
 from .errors import StoreError
-from .views import player_view
 
 T = TypeVar("T")
+#: makes the answer to an action from the committed document, the seat and the time: the HTTP
+#: layer's player view. The idempotency record keeps this answer, so a retry gets it unchanged.
+Respond = Callable[[MatchDoc, int, float], dict[str, Any]]
 
 TIMEOUT_POLICIES = ("auto", "forfeit")
 MATCH_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -64,14 +70,15 @@ def peek_version(r: redis.Redis, mid: str) -> int:
     return -1 if raw is None else MatchDoc.from_json(raw).version
 
 
-def get(r: redis.Redis, mid: str, *, now: float | None = None) -> MatchDoc:
+def get(r: redis.Redis, mid: str, *, now: float | None = None,
+        deadline_jobs: bool = True) -> MatchDoc:
     """The match, with any timeout that is due applied first (so nobody sees a stale turn)."""
     if not isinstance(mid, str) or not MATCH_ID_RE.match(mid):
         raise StoreError("not_found", f"no match {mid!r}")
     doc = _load(r, mid)
     now = time.time() if now is None else now
     if _due(doc, now):
-        return expire(r, mid, now=now)
+        return expire(r, mid, now=now, deadline_jobs=deadline_jobs)
     return doc
 
 
@@ -119,7 +126,7 @@ def _count(pipe: Pipeline, *, actions: int = 0, timeouts: int = 0) -> None:
         pipe.hincrby(keys.STATS, "timeouts", timeouts)
 
 
-def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
+def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
     """Queue the document and its index entries (inside MULTI)."""
     mid = doc.id
     pipe.set(keys.match(mid), doc.to_json())
@@ -132,8 +139,9 @@ def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
     else:
         pipe.zrem(keys.DEADLINES, mid)
     inbox.queue(pipe, doc, old_status)
-    deadlines.queue(pipe, doc)
-    ladders.queue_rating(pipe, doc, old_status)
+    if deadline_jobs:
+        deadlines.queue(pipe, doc)
+    queues.queue_rating(pipe, doc, old_status)
 
 
 def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T],
@@ -191,7 +199,8 @@ def check_options(options: dict[str, Any], *, rated: bool = False) -> dict[str, 
 
 
 def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool = False,
-           ladder: str | None = None, now: float | None = None) -> MatchDoc:
+           ladder: str | None = None, now: float | None = None,
+           deadline_jobs: bool = True) -> MatchDoc:
     """Create a waiting match after checking its options with the engine."""
     now = time.time() if now is None else now
     opts = check_options(options, rated=rated)
@@ -201,7 +210,7 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
     doc = MatchDoc(id=mid, created_at=now, created_by=creator, options=opts, rated=rated,
                    ladder=ladder)
     pipe = r.pipeline()
-    _write(pipe, doc, None)
+    _write(pipe, doc, None, deadline_jobs)
     pipe.zadd(keys.ALL_MATCHES, {mid: now})
     pipe.execute()
     return doc
@@ -209,7 +218,7 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
 
 def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: list[str],
                   names: list[str], *, rated: bool = False, ladder: str | None = None,
-                  now: float | None = None) -> MatchDoc:
+                  now: float | None = None, deadline_jobs: bool = True) -> MatchDoc:
     """Queue on ``pipe`` (a MULTI pipeline the caller executes) a match whose seats are all taken
     at once, in the given order, so that it starts at once: what the ladder's scheduler does with
     the bots it seats (one round trip per batch of matches; nothing half-made if it dies). No
@@ -231,14 +240,15 @@ def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: 
                    options=opts, rated=rated, ladder=ladder, seats=list(seats),
                    names=list(names), status=ACTIVE, version=1 + len(seats), state=state)
     _set_deadline(doc, now)
-    _write(pipe, doc, None)
+    _write(pipe, doc, None, deadline_jobs)
     pipe.zadd(keys.ALL_MATCHES, {doc.id: now})
     for pid in seats:
         pipe.zadd(keys.player_matches(pid), {doc.id: now})
     return doc
 
 
-def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> MatchDoc:
+def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
+         deadline_jobs: bool = True) -> MatchDoc:
     """Take the next seat; the last seat starts the match."""
     name = players.get(r, pid)["name"]
 
@@ -261,17 +271,19 @@ def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> Mat
             doc.status = ACTIVE
             _set_deadline(doc, t)
         pipe.multi()
-        _write(pipe, doc, old)
+        _write(pipe, doc, old, deadline_jobs)
         pipe.zadd(keys.player_matches(pid), {mid: doc.created_at})
         return doc
 
     return _transact(r, mid, change)
 
 
-def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *,
+def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: Respond,
         expected_version: int | None = None, idempotency_key: str | None = None,
-        idempotency_ttl_s: int = 48 * 3600, now: float | None = None) -> dict[str, Any]:
-    """Apply ``action`` for ``pid``; returns the player's new view.
+        idempotency_ttl_s: int = 48 * 3600, now: float | None = None,
+        deadline_jobs: bool = True) -> dict[str, Any]:
+    """Apply ``action`` for ``pid``; returns ``respond(doc, seat, now)`` for the committed
+    document (the API: the player's new view).
 
     With ``idempotency_key``, a repeat with the same body returns the first response unchanged
     and applies nothing; a repeat with another body is ``idempotency_key_reused``."""
@@ -308,14 +320,14 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *,
         except EngineError:
             if due:  # the timeouts stay applied even though this action is refused
                 pipe.multi()
-                _write(pipe, doc, old)
+                _write(pipe, doc, old, deadline_jobs)
                 _count(pipe, timeouts=due)
                 pipe.execute()
             raise
         _after_engine_change(doc, t)
-        view = player_view(doc, seat, t)
+        view = respond(doc, seat, t)
         pipe.multi()
-        _write(pipe, doc, old)
+        _write(pipe, doc, old, deadline_jobs)
         _count(pipe, actions=1, timeouts=due)
         if idem is not None:
             pipe.set(idem, orjson.dumps({"hash": fingerprint, "response": view}),
@@ -333,7 +345,8 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *,
         raise
 
 
-def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> MatchDoc:
+def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
+           deadline_jobs: bool = True) -> MatchDoc:
     """R27: the player forfeits the match."""
 
     def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
@@ -353,7 +366,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> M
                              e.message) from e
         _after_engine_change(doc, t)
         pipe.multi()
-        _write(pipe, doc, old)
+        _write(pipe, doc, old, deadline_jobs)
         _count(pipe, timeouts=due)
         return doc
 
@@ -361,7 +374,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> M
 
 
 def expire(r: redis.Redis, mid: str, *, now: float | None = None,
-           version: int | None = None) -> MatchDoc:
+           version: int | None = None, deadline_jobs: bool = True) -> MatchDoc:
     """Apply the timeouts that are due (a no-op when none is); returns the current document.
     With ``version`` (a deadline job's turn), only while the match is still at that version.
 
@@ -378,7 +391,7 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None,
         due = _apply_due_timeouts(doc, t)
         if due:
             pipe.multi()
-            _write(pipe, doc, old)
+            _write(pipe, doc, old, deadline_jobs)
             _count(pipe, timeouts=due)
         return doc
 
@@ -424,7 +437,7 @@ def list_ids(r: redis.Redis, *, status: str | None = None, player: str | None = 
         pos += len(chunk)
 
 
-def load_many(r: redis.Redis, ids: list[str]) -> list[MatchDoc]:
+def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True) -> list[MatchDoc]:
     """The matches (missing ones left out), each with its due timeouts applied first (as
     :func:`get`), so that lists never show a stale turn."""
     if not ids:
@@ -432,4 +445,5 @@ def load_many(r: redis.Redis, ids: list[str]) -> list[MatchDoc]:
     raws = r.mget([keys.match(m) for m in ids])
     docs = [MatchDoc.from_json(raw) for raw in raws if raw is not None]
     now = time.time()
-    return [expire(r, d.id, now=now) if _due(d, now) else d for d in docs]
+    return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, now) else d
+            for d in docs]

@@ -8,8 +8,8 @@ from typing import Any
 
 import redis
 
-from ..config import LadderConfig
 from . import keys, players
+from .ladder_config import LadderConfig
 
 
 def touch(r: redis.Redis, pid: str, now: float | None = None) -> None:

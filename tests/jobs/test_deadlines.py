@@ -23,9 +23,10 @@ from rq.job import Job
 from rq.registry import FinishedJobRegistry, ScheduledJobRegistry
 
 from service import engine
-from service.app import create_app
+from service.http import views
+from service.http.app import create_app
 from service.jobs import timeouts
-from service.store import deadlines, matches, players, views
+from service.store import deadlines, matches, players
 from service.store.docs import ACTIVE, MatchDoc
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqProcess, RqWorker
@@ -41,7 +42,6 @@ T = 1  # turn_timeout_s of every match here
 @pytest.fixture
 def r(redis_db: redis.Redis, redis_server: RedisProcess,
       monkeypatch: pytest.MonkeyPatch) -> redis.Redis:
-    monkeypatch.setattr(deadlines, "ENABLED", True)  # create_app elsewhere may have turned it off
     monkeypatch.setenv("REDIS_URL", redis_server.url)  # for jobs called directly
     return redis_db
 
@@ -181,7 +181,8 @@ def test_bot_that_comes_back_in_time_is_never_timed_out(
         assert doc.state is not None and doc.turn_started is not None
         time.sleep(max(0.0, doc.turn_started + 0.5 - time.time()))
         seat = doc.state.turn
-        matches.act(r, doc.id, pids[seat], bot_action(doc, rng), expected_version=doc.version)
+        matches.act(r, doc.id, pids[seat], bot_action(doc, rng), respond=views.player_view,
+                    expected_version=doc.version)
         acted.append(doc.version)
         doc = matches.load(r, doc.id)
     assert doc.state is not None and not timeout_events(doc)
@@ -218,7 +219,8 @@ def test_idle_player_times_out_then_forfeits_and_the_match_goes_on(
         assert doc.state is not None
         seat = doc.state.turn
         if seat != 0:
-            matches.act(r, doc.id, pids[seat], bot_action(doc, rng), expected_version=doc.version)
+            matches.act(r, doc.id, pids[seat], bot_action(doc, rng), respond=views.player_view,
+                    expected_version=doc.version)
             if seen and seen[-1].type == "forfeit":
                 after_forfeit += 1
             doc = matches.load(r, doc.id)

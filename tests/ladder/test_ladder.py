@@ -35,7 +35,7 @@ from rq.job import Job
 
 from service.config import LadderConfig
 from service.jobs import ladder as ladder_jobs
-from service.store import keys, ladders, matches, players, presence
+from service.store import keys, ladders, matches, players, presence, queues
 from service.store.docs import FINISHED, MatchDoc
 from service.store.errors import StoreError
 from tests.support.redis_proc import RedisProcess
@@ -456,7 +456,7 @@ def test_rating_jobs_run_twice_by_the_worker_change_nothing(
     # the match's end queued its rating job, which the worker runs; run it again, twice, by
     # hand and through the worker
     q = Queue("default", connection=stack.r)
-    jobs = [q.enqueue(ladders.RATE_JOB, mid, job_id=f"again-{i}-{mid}") for i in range(2)]
+    jobs = [q.enqueue(queues.RATE_JOB, mid, job_id=f"again-{i}-{mid}") for i in range(2)]
     direct = [ladder_jobs.rate(mid), ladder_jobs.rate(mid)]
     jobs.append(Job.fetch(f"rate-{mid}", connection=stack.r))
 
@@ -475,7 +475,7 @@ def test_rating_jobs_run_twice_by_the_worker_change_nothing(
     assert not stack.r.hexists(f"ll:lad:{lad.name}:inflight", mid)
     assert all(int(v) == 0 for v in stack.r.hgetall(f"ll:lad:{lad.name}:active").values())
     # once more by the worker: still nothing changes
-    extra = q.enqueue(ladders.RATE_JOB, mid, job_id=f"again-x-{mid}")
+    extra = q.enqueue(queues.RATE_JOB, mid, job_id=f"again-x-{mid}")
     wait_for("one more job", lambda: extra.get_status(refresh=True) == "finished", timeout=30)
     assert extra.return_value() is False
     assert _ladder_state(stack.r, lad) == state

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from llsdk import Action, Client, View, errors
 
-from service.errors import STATUS
+from service.http.errors import STATUS
 from tests.support.server import ApiServer
 
 NO_TIMEOUTS: dict[str, Any] = {"turn_timeout_s": 86400}
@@ -194,7 +194,7 @@ def test_server_errors_when_redis_is_gone(anon: Client) -> None:
 
 
 def test_every_reachable_code_was_reached() -> None:
-    """Run last in this module: every code of service/errors.py was provoked above, except
+    """Run last in this module: every code of service/http/errors.py was provoked above, except
     unsupported_media_type (no route answers it)."""
     missing = set(STATUS) - REACHED - {"unsupported_media_type"}
     assert not missing, missing

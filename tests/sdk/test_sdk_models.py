@@ -10,7 +10,7 @@ from llsdk import Action, View, errors
 from llsdk.cards import COPIES, TOKENS_TO_WIN, VALUES
 
 from service import engine
-from service.errors import STATUS
+from service.http.errors import STATUS
 
 # ---------------------------------------------------------------- actions
 
@@ -84,7 +84,7 @@ def test_known_facts_are_typed() -> None:
 
 
 def test_every_api_error_code_maps_to_its_exception() -> None:
-    """The table: each code the service can answer (service/errors.py) has its class, with
+    """The table: each code the service can answer (service/http/errors.py) has its class, with
     the status the service uses for it."""
     assert set(errors.CODE_CLASSES) == set(STATUS), "a code of the API has no SDK class"
     expected = {

@@ -18,7 +18,7 @@ import requests
 from service import engine
 from service.engine import MatchState
 
-#: keys the service adds around the engine's projection (service/store/views.py::_decorate)
+#: keys the service adds around the engine's projection (service/http/views.py::_decorate)
 SERVICE_KEYS = frozenset({"match_id", "version", "options", "rated", "ladder", "created_at"})
 SERVICE_TURN_KEYS = frozenset({"deadline", "seconds_left"})
 SERVICE_PLAYER_KEYS = frozenset({"player_id", "name"})
@@ -161,7 +161,7 @@ def engine_part(v: dict[str, Any]) -> dict[str, Any]:
 
 
 def expected_view(state: MatchState, seat: int | None) -> dict[str, Any]:
-    """What the API must show ``seat`` (None: a spectator), per service/store/views.py."""
+    """What the API must show ``seat`` (None: a spectator), per service/http/views.py."""
     if seat is None:
         return engine.public_view(state, since=state.round_start_seq)
     return engine.view(state, seat, since=state.round_start_seq)

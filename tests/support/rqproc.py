@@ -25,11 +25,11 @@ from types import TracebackType
 
 import redis
 
+from service.store.queues import QUEUES
 from tests.support import venv_executable
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER_CLASS = "service.jobs.worker.DeadlineWorker"
-QUEUES = ("deadlines", "default")
 
 
 def rq_executable() -> str:

@@ -7,7 +7,7 @@
         srv.kill()                           # SIGKILL the master and its workers
         srv.start()                          # same port, same Redis
 
-The server runs ``.venv/bin/gunicorn -c service/gunicorn_conf.py service.wsgi:app`` (the
+The server runs ``.venv/bin/gunicorn -c service/ops/gunicorn_conf.py service.http.wsgi:app`` (the
 gunicorn next to the running Python) from the repository root, in its own process group, with
 ``PORT`` set to a free port, ``REDIS_URL`` to the given (private) Redis, ``WEB_CONCURRENCY``
 workers (default 1), rate limits and RQ job enqueueing off. Its stdout and stderr go to a
@@ -95,9 +95,9 @@ class ApiServer:
             log.write(f"==== start #{self.starts} on port {self.port}\n".encode())
             log.flush()
             self.proc = subprocess.Popen(
-                [gunicorn_executable(), "-c", os.path.join(REPO, "service", "gunicorn_conf.py"),
+                [gunicorn_executable(), "-c", os.path.join(REPO, "service", "ops", "gunicorn_conf.py"),
                  # no shared control socket in ~/.gunicorn: servers in parallel must not clash
-                 "--no-control-socket", "service.wsgi:app"],
+                 "--no-control-socket", "service.http.wsgi:app"],
                 cwd=REPO, env=self._env(), stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
         try:

@@ -45,7 +45,7 @@ def filled(api_server: ApiServer, redis_server: RedisProcess) -> Iterator[dict[s
             doc = matches.load(r, mid)
             seated: list[Player] = [players[pid] for pid in doc.seats]
             play_randomly(api, mid, seated, rng, api.summary(mid))
-            assert ladders.rate(r, mid)
+            assert ladders.rate(r, mid, ladders_from_env())
             played.append(mid)
     board = api.ok(api.request("GET", f"/v1/ladders/{LADDER}"))["leaderboard"]
     assert len(board) == BOTS and all(row["games"] == PASSES for row in board)

@@ -35,13 +35,13 @@ REPO = Path(__file__).resolve().parent.parent.parent
 @pytest.fixture(scope="module")
 def house_bots(api_server: ApiServer, redis_server: RedisProcess,
                tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    """``python -m service.house_bots``, for real: three counting bots that take challenges."""
+    """``python -m service.ops.house_bots``, for real: three counting bots that take challenges."""
     log = tmp_path_factory.mktemp("house") / "house_bots.log"
     env = dict(os.environ, LLSDK_URL=api_server.url, REDIS_URL=redis_server.url,
                HOUSE_BOTS_FILES="counting_bot", HOUSE_BOTS_COPIES="3", HOUSE_BOTS_LADDERS="",
                HOUSE_BOTS_POLL_WAIT="1")
     with open(log, "ab") as f:
-        proc = subprocess.Popen([sys.executable, "-m", "service.house_bots"], cwd=REPO, env=env,
+        proc = subprocess.Popen([sys.executable, "-m", "service.ops.house_bots"], cwd=REPO, env=env,
                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     names = [f"house-counting-{i}" for i in (1, 2, 3)]
     try:

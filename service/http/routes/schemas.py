@@ -1,6 +1,6 @@
 """Marshmallow schemas shared by several blueprints (views and summaries).
 
-Views are built as plain dicts by ``service.store.views`` and these schemas describe them for the
+Views are built as plain dicts by ``service.http.views`` and these schemas describe them for the
 OpenAPI document (and for schemathesis's response checks)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import marshmallow as ma
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ..engine import NAMES, RULESETS
+from ...engine import NAMES, RULESETS
 
 CARD = f.String(validate=v.OneOf(NAMES))
 RULESET = v.OneOf(sorted(RULESETS))

@@ -16,7 +16,7 @@ accesslog = os.environ.get("ACCESS_LOG") or None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 
-# Prometheus metrics across workers (service/metrics.py): every worker writes its metrics to
+# Prometheus metrics across workers (service/http/metrics.py): every worker writes its metrics to
 # files in PROMETHEUS_MULTIPROC_DIR and a scrape adds them up. It must be set before a worker
 # imports prometheus_client, so it is settled here, in the master: the environment's directory,
 # else a private temporary one removed at exit. Stale files of an earlier run are wiped at start.

@@ -10,8 +10,8 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import fields as f
 
-from ..store import ladders, matches, players, presence
-from ..store.views import summary
+from ...store import ladders, matches, players, presence
+from ..views import summary
 from .common import (
     E400,
     E404,
@@ -19,6 +19,7 @@ from .common import (
     E413,
     E422,
     config,
+    deadline_jobs,
     document_errors,
     json_response,
     store,
@@ -107,7 +108,7 @@ class Player(MethodView):
         r = store()
         profile = players.get(r, player_id)
         ids, _ = matches.list_ids(r, player=player_id, limit=20)
-        profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids)]
+        profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids, deadline_jobs=deadline_jobs())]
         profile["ratings"] = {}
         for lad in current_app.extensions["ladders"].values():
             standing = ladders.standing(r, lad, player_id)

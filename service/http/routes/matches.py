@@ -11,12 +11,12 @@ from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from .. import longpoll
-from ..engine import NAMES, TWO_PLAYER_SETUPS
+from ...engine import NAMES, TWO_PLAYER_SETUPS
+from ...realtime import longpoll
+from ...store import matches, presence
+from ...store.errors import StoreError
 from ..errors import ApiError
-from ..store import matches, presence
-from ..store.errors import StoreError
-from ..store.views import event_list, player_view, public_view, summary
+from ..views import event_list, player_view, public_view, summary
 from .common import (
     AUTH,
     E400,
@@ -30,6 +30,7 @@ from .common import (
     auth_first,
     config,
     current_player,
+    deadline_jobs,
     document_errors,
     json_response,
     notifier,
@@ -98,7 +99,7 @@ class EventsSchema(ma.Schema):
 
 
 def _doc(match_id: str) -> matches.MatchDoc:
-    return matches.get(store(), match_id)
+    return matches.get(store(), match_id, deadline_jobs=deadline_jobs())
 
 
 @blp.route("")
@@ -111,7 +112,7 @@ class Matches(MethodView):
         player = request.args.get("player")
         ids, nxt = matches.list_ids(store(), status=args.get("status"), player=player,
                                     offset=args["cursor"], limit=args["limit"])
-        docs = matches.load_many(store(), ids)
+        docs = matches.load_many(store(), ids, deadline_jobs=deadline_jobs())
         return json_response({"matches": [summary(d) for d in docs], "next_cursor": nxt})
 
     @auth_first
@@ -122,7 +123,7 @@ class Matches(MethodView):
     def post(self, data: dict[str, Any]) -> Any:
         """Create a match (unrated); seats are then taken in order with POST .../join."""
         pid = require_player()
-        doc = matches.create(store(), pid, data)
+        doc = matches.create(store(), pid, data, deadline_jobs=deadline_jobs())
         return json_response(public_view(doc), 201, {"Location": f"/v1/matches/{doc.id}"})
 
 
@@ -144,7 +145,7 @@ class Join(MethodView):
     def post(self, match_id: str) -> Any:
         """Take the next free seat; the match starts when the last seat is taken."""
         pid = require_player()
-        doc = matches.join(store(), match_id, pid)
+        doc = matches.join(store(), match_id, pid, deadline_jobs=deadline_jobs())
         seat = doc.seat_of(pid)
         assert seat is not None
         return json_response(player_view(doc, seat))
@@ -179,7 +180,8 @@ class View(MethodView):
         after = args.get("after", have)
         wait = min(args["wait"], config().max_wait_s)
         if wait > 0 and after is not None and doc.version <= after:
-            doc = longpoll.wait_for_match(r, notifier(), match_id, after, wait)
+            doc = longpoll.wait_for_match(r, notifier(), match_id, after, wait,
+                                          deadline_jobs=deadline_jobs())
         etag = f'"{doc.version}"'
         if have is not None and have == doc.version:
             return json_response(None, 304, {"ETag": etag}, empty=True)
@@ -225,9 +227,9 @@ class Actions(MethodView):
         expected = data.pop("expected_version", None)
         if_match = _if_match()
         try:
-            view = matches.act(store(), match_id, pid, data,
+            view = matches.act(store(), match_id, pid, data, respond=player_view,
                                expected_version=if_match if if_match is not None else expected,
-                               idempotency_key=key)
+                               idempotency_key=key, deadline_jobs=deadline_jobs())
         except StoreError as e:
             if e.code == "version_conflict" and if_match is not None:
                 e.extra["if_match"] = True
@@ -243,7 +245,7 @@ class Resign(MethodView):
     def post(self, match_id: str) -> Any:
         """Forfeit the match (R27): you leave this round and every later one."""
         pid = require_player()
-        doc = matches.resign(store(), match_id, pid)
+        doc = matches.resign(store(), match_id, pid, deadline_jobs=deadline_jobs())
         return json_response(player_view(doc, _seat(doc, pid)))
 
 

@@ -1,4 +1,4 @@
-"""``python -m service.house_bots``: the house bots, so a fresh arena always has opponents.
+"""``python -m service.ops.house_bots``: the house bots, so a fresh arena always has opponents.
 
 Runs the example bots of ``examples/bots/`` (written only against the ``llsdk`` SDK) on the
 server at ``LLSDK_URL``, each in its own thread, entered in every configured ladder (or those of
@@ -24,10 +24,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-log = logging.getLogger("service.house_bots")
+log = logging.getLogger("service.ops.house_bots")
 
 TOKENS_KEY = "ll:house_bots"
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def bots_dir() -> Path:

@@ -10,9 +10,9 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import fields as f
 
-from ..config import LadderConfig
+from ...config import LadderConfig
+from ...store import ladders
 from ..errors import ApiError
-from ..store import ladders
 from .common import (
     AUTH,
     E401,

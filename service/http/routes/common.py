@@ -11,10 +11,10 @@ import orjson
 import redis
 from flask import Response, current_app, g, request
 
-from ..config import Config
+from ...config import Config
+from ...realtime.notify import Notifier
+from ...store import players
 from ..errors import ApiError
-from ..notify import Notifier
-from ..store import players
 
 
 class ErrorSchema(ma.Schema):
@@ -32,6 +32,11 @@ def store() -> redis.Redis:
 
 def config() -> Config:
     return current_app.extensions["llconfig"]  # type: ignore[no-any-return]
+
+
+def deadline_jobs() -> bool:
+    """Whether store writes queue RQ deadline jobs (``ENQUEUE_JOBS``), passed to the store."""
+    return config().enqueue_jobs
 
 
 def notifier() -> Notifier:

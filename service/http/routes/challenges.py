@@ -10,7 +10,7 @@ from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ..store import challenges
+from ...store import challenges
 from .common import (
     AUTH,
     E400,
@@ -22,6 +22,7 @@ from .common import (
     E422,
     auth_first,
     config,
+    deadline_jobs,
     document_errors,
     json_response,
     require_player,
@@ -122,7 +123,8 @@ class Accept(MethodView):
     @document_errors(blp, E401, E403, E404, E409)
     def post(self, challenge_id: str) -> Any:
         """Accept; the last accept starts the match (match_id). A repeat is harmless."""
-        return json_response(challenges.accept(store(), challenge_id, require_player()).public())
+        return json_response(challenges.accept(
+            store(), challenge_id, require_player(), deadline_jobs=deadline_jobs()).public())
 
 
 @blp.route("/<challenge_id>/decline")

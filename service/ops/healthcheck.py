@@ -1,4 +1,4 @@
-"""Container health checks: ``python -m service.healthcheck ROLE`` exits 0 when healthy.
+"""Container health checks: ``python -m service.ops.healthcheck ROLE`` exits 0 when healthy.
 
 Used by the Dockerfile and docker-compose.yml (no curl in the slim image):
 
@@ -51,7 +51,7 @@ def check_house_bots() -> str | None:
 def _redis():  # noqa: ANN202 - redis.Redis
     import redis
 
-    from .config import Config
+    from ..config import Config
 
     return redis.Redis.from_url(Config.from_env().redis_url, socket_timeout=4,
                                 socket_connect_timeout=4)
@@ -113,7 +113,7 @@ CHECKS: dict[str, Callable[[], str | None]] = {
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or args[0] not in CHECKS:
-        print(f"usage: python -m service.healthcheck {{{'|'.join(ROLES)}}}", file=sys.stderr)
+        print(f"usage: python -m service.ops.healthcheck {{{'|'.join(ROLES)}}}", file=sys.stderr)
         return 2
     problem = CHECKS[args[0]]()
     if problem:

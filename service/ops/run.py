@@ -1,6 +1,6 @@
 """``make run``: the whole stack on one machine, in the foreground.
 
-    .venv/bin/python -m service.run
+    .venv/bin/python -m service.ops.run
 
 Starts, in this order:
 
@@ -9,7 +9,7 @@ Starts, in this order:
    temporary directory (no TCP port). Its data lives in ``$RUN_DIR/redis`` (default ``.run/redis``
    at the repo top) with AOF on, so players and matches survive a restart of ``make run``.
    Delete that directory to start empty.
-2. The processes of :func:`stack_specs`: the API under gunicorn (``service/gunicorn_conf.py``,
+2. The processes of :func:`stack_specs`: the API under gunicorn (``service/ops/gunicorn_conf.py``,
    ``PORT`` default 8000) and an RQ worker with the scheduler. Later issues add the ``rq cron``
    process and the house bots there.
 
@@ -41,10 +41,10 @@ from typing import IO
 
 import redis
 
-REPO = Path(__file__).resolve().parent.parent
+from ..store.queues import QUEUES
+
+REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
-#: RQ queues the worker listens on, highest priority first.
-QUEUES = ["deadlines", "default"]  # deadline jobs first (service.jobs.worker)
 GRACE_S = 10.0  # SIGTERM -> SIGKILL
 STARTUP_TIMEOUT_S = 30.0
 
@@ -70,8 +70,8 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     """Every process of the stack except Redis. This is the hook for new processes."""
     env = {"REDIS_URL": redis_url, "PORT": str(port)}
     specs = [
-        ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/gunicorn_conf.py",
-                         "service.wsgi:app"], env),
+        ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
+                         "service.http.wsgi:app"], env),
         # DeadlineWorker: no fork per job, scheduler polled every 0.2 s (see service/jobs/worker.py)
         ProcSpec("worker", [*rq_command(), "worker", "-w", "service.jobs.worker.DeadlineWorker",
                             "--with-scheduler", "--url", redis_url, *QUEUES], env),
@@ -80,7 +80,7 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     ]
     if os.environ.get("HOUSE_BOTS", "1") != "0":
         # a few example bots on the ladders, so a newcomer sees a living ladder (off: HOUSE_BOTS=0)
-        specs.append(ProcSpec("house-bots", [PY, "-m", "service.house_bots"],
+        specs.append(ProcSpec("house-bots", [PY, "-m", "service.ops.house_bots"],
                               {**env, "LLSDK_URL": f"http://127.0.0.1:{port}"}))
     return specs
 
@@ -93,7 +93,7 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _child_setup(parent: int) -> None:
-    """In the child, before exec: die with SIGTERM if service.run itself dies (even SIGKILL)."""
+    """In the child, before exec: die with SIGTERM if service.ops.run itself dies (even SIGKILL)."""
     if _libc is not None:
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent:  # the parent died before prctl

@@ -1,6 +1,7 @@
 """Wake-ups across API processes.
 
-Every committed change publishes on ``ll:notify:m:<match>`` and ``ll:notify:p:<player>``. Each API
+Every committed change publishes on ``ll:notify:m:<match>`` and ``ll:notify:p:<player>`` (the
+channel names are the store's: ``store/keys.py``). Each API
 process keeps ONE pattern subscription (a background thread, a greenlet under gevent) and sets
 the in-memory events of the pollers waiting on those channels. A long-poll therefore holds neither
 an OS thread (with gevent workers) nor a Redis connection of its own."""
@@ -12,27 +13,39 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Protocol
 
 import redis
 
-from .metrics import LONGPOLL_WAITING
+from ..store.keys import NOTIFY_PATTERN as PATTERN
+from ..store.keys import match_channel, player_channel
 
 log = logging.getLogger(__name__)
 
-PATTERN = "ll:notify:*"
+__all__ = ["PATTERN", "Gauge", "Notifier", "match_channel", "player_channel"]
 
 
-def match_channel(mid: str) -> str:
-    return f"ll:notify:m:{mid}"
+class Gauge(Protocol):
+    """What the notifier needs of a gauge (a prometheus_client ``Gauge`` is one): it counts
+    the pollers waiting, without this layer importing the metrics library."""
+
+    def inc(self, amount: float = 1) -> None: ...
+
+    def dec(self, amount: float = 1) -> None: ...
 
 
-def player_channel(pid: str) -> str:
-    return f"ll:notify:p:{pid}"
+class _NoGauge:
+    def inc(self, amount: float = 1) -> None:
+        pass
+
+    def dec(self, amount: float = 1) -> None:
+        pass
 
 
 class Notifier:
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, waiting_gauge: Gauge | None = None) -> None:
         self._redis = client
+        self._gauge: Gauge = waiting_gauge or _NoGauge()
         self._lock = threading.Lock()
         self._waiters: dict[str, set[threading.Event]] = {}
         self._thread: threading.Thread | None = None
@@ -99,11 +112,11 @@ class Notifier:
         with self._lock:
             for ch in channels:
                 self._waiters.setdefault(ch, set()).add(event)
-        LONGPOLL_WAITING.inc()
+        self._gauge.inc()
         try:
             yield event
         finally:
-            LONGPOLL_WAITING.dec()
+            self._gauge.dec()
             with self._lock:
                 for ch in channels:
                     s = self._waiters.get(ch)

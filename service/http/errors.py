@@ -13,8 +13,8 @@ import marshmallow as ma
 from flask import Flask, Response, current_app, json, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from .engine import EngineError
-from .store.errors import StoreError
+from ..engine import EngineError
+from ..store.errors import StoreError
 
 #: stable code -> HTTP status
 STATUS: dict[str, int] = {

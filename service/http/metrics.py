@@ -3,7 +3,7 @@
 Per-process metrics (requests, action latency, long-pollers waiting) live in prometheus-client
 objects. Under gunicorn each worker is its own process, so these are written to files in
 ``PROMETHEUS_MULTIPROC_DIR`` when that is set, and a scrape (answered by any one worker) adds up
-every worker's files. ``service/gunicorn_conf.py`` sets it to a private temporary directory when
+every worker's files. ``service/ops/gunicorn_conf.py`` sets it to a private temporary directory when
 the environment does not (so ``make run``, the tests and docker-compose all get it), wipes it
 when gunicorn starts and marks exited workers dead. It must be set before ``prometheus_client``
 is imported, which is why the gunicorn config (the master) does it.
@@ -53,10 +53,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from .store import keys
+from ..store import keys
+from ..store.queues import QUEUES as RQ_QUEUES
 
-#: RQ queues whose depth is reported (service.jobs.worker.QUEUES)
-RQ_QUEUES = ("deadlines", "default")
 ACTIONS_RULE = "/v1/matches/<match_id>/actions"
 
 REQUESTS = Counter("ll_http_requests", "HTTP requests answered, by route (URL rule), method "

@@ -11,13 +11,12 @@ from flask import Flask, request, send_from_directory
 from flask_limiter import Limiter
 from flask_smorest import Api
 
+from ..config import Config, ladders_from_env
+from ..realtime.notify import Notifier
+from ..store.players import hash_token
 from . import errors, metrics, requestlog, web
-from .config import Config, ladders_from_env
-from .notify import Notifier
 from .routes import BLUEPRINTS, health
 from .routes.common import ErrorSchema, bearer_token
-from .store import deadlines
-from .store.players import hash_token
 
 API_TITLE = "Love Letter Arena"
 API_VERSION = "v1"
@@ -46,11 +45,10 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     )
     app.extensions["llconfig"] = cfg
     app.extensions["redis"] = client = redis.Redis.from_url(cfg.redis_url)
-    app.extensions["notifier"] = Notifier(client)
+    app.extensions["notifier"] = Notifier(client, metrics.LONGPOLL_WAITING)
     app.extensions["ladders"] = ladders_from_env()
     requestlog.init_app(app)  # first: its hooks run before the rate limiter's
     metrics_view = metrics.init_app(app)
-    deadlines.ENABLED = cfg.enqueue_jobs
     api = _Api(app, spec_kwargs={
         "info": {"description": "Love Letter as a service for bots. Errors are JSON "
                                 "{status, code, message, errors?} with stable codes."},

@@ -12,21 +12,22 @@ from typing import Any
 
 import redis
 
+from ..store import inbox, matches
+from ..store.docs import FINISHED, MatchDoc
 from . import notify
-from .store import inbox, matches
-from .store.docs import FINISHED, MatchDoc
 
 DEADLINE_SLACK_S = 0.005
 
 
 def wait_for_match(r: redis.Redis, notifier: notify.Notifier, mid: str, after: int,
-                   wait: float) -> MatchDoc:
-    """The match once its version is above ``after``, or as it is after ``wait`` seconds."""
+                   wait: float, *, deadline_jobs: bool = True) -> MatchDoc:
+    """The match once its version is above ``after``, or as it is after ``wait`` seconds.
+    ``deadline_jobs``: passed to the store (see ``store/matches.py``)."""
     end = time.monotonic() + wait
     with notifier.listen(notify.match_channel(mid)) as moved:
         while True:
             moved.clear()
-            doc = matches.get(r, mid)  # applies a due timeout first
+            doc = matches.get(r, mid, deadline_jobs=deadline_jobs)  # applies a due timeout first
             left = end - time.monotonic()
             if doc.version > after or doc.status == FINISHED or left <= 0:
                 return doc

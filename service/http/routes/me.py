@@ -10,9 +10,9 @@ from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from .. import longpoll
-from ..store import challenges, inbox, matches, players, presence
-from ..store.views import summary
+from ...realtime import longpoll
+from ...store import challenges, inbox, matches, players, presence
+from ..views import summary
 from .challenges import ChallengeListSchema
 from .common import (
     AUTH,
@@ -20,6 +20,7 @@ from .common import (
     E422,
     auth_first,
     config,
+    deadline_jobs,
     document_errors,
     json_response,
     notifier,
@@ -77,7 +78,7 @@ class MyMatches(MethodView):
         presence.touch(store(), pid)
         ids, nxt = matches.list_ids(store(), status=args.get("status"), player=pid,
                                     offset=args["cursor"], limit=args["limit"])
-        docs = matches.load_many(store(), ids)
+        docs = matches.load_many(store(), ids, deadline_jobs=deadline_jobs())
         return json_response({"matches": [summary(d, pid) for d in docs], "next_cursor": nxt})
 
 

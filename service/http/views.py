@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .. import engine
-from .docs import ACTIVE, WAITING, MatchDoc
+from ..store.docs import ACTIVE, WAITING, MatchDoc
 
 PUBLIC_OPTIONS = ("ruleset", "seats", "turn_timeout_s", "timeout_policy", "max_timeouts",
                   "tokens_to_win", "two_player_setup")

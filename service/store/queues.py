@@ -1,0 +1,32 @@
+"""The RQ queues and the jobs the store queues inside its own transactions.
+
+One list: the worker listens on :data:`QUEUES` (``ops/run.py``, docker-compose.yml), ``/metrics``
+reports their depth. Jobs are named by path so that the store never imports the jobs package
+(dependencies point HTTP/jobs -> store -> engine)."""
+
+from __future__ import annotations
+
+import redis
+from redis.client import Pipeline
+from rq import Queue
+
+from .docs import FINISHED, MatchDoc
+
+#: turn deadlines (``store/deadlines.py``); listed first, so a worker takes them first
+DEADLINES = "deadlines"
+#: everything else: ladder ratings, cron's recovery and scheduling passes
+DEFAULT = "default"
+#: the queues a worker listens on, highest priority first
+QUEUES = (DEADLINES, DEFAULT)
+
+TIMEOUT_JOB = "service.jobs.timeouts.run"
+RATE_JOB = "service.jobs.ladder.rate"
+
+
+def queue_rating(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
+    """When a ladder match has just finished, queue its rating job (inside the change's MULTI).
+    The scheduling pass also rates any finished match it finds unrated (if a job was lost)."""
+    if doc.ladder and doc.status == FINISHED and old_status != FINISHED:
+        q = Queue(DEFAULT, connection=redis.Redis(connection_pool=pipe.connection_pool))
+        q.enqueue(RATE_JOB, doc.id, job_id=f"rate-{doc.id}", pipeline=pipe, result_ttl=60,
+                  failure_ttl=24 * 3600)

@@ -1,5 +1,0 @@
-"""WSGI entry point for gunicorn: ``gunicorn service.wsgi:app``."""
-
-from .app import create_app
-
-app = create_app()
