@@ -1,6 +1,6 @@
 # Love Letter Arena: developer tasks (GNU make).
 #
-#   make test      lint, typecheck and run the test suite (creates .venv on first use)
+#   make test      lint, import contracts, typecheck and the test suite (creates .venv on first use)
 #   make run       run the whole stack locally (service.ops.run)
 #   make bench     run every bench/*.py and print its numbers
 #   make openapi   regenerate openapi.yaml (service.http.openapi)
@@ -40,7 +40,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint typecheck browser bottools bench openapi run shell clean
+.PHONY: venv install run-deps lock test lint imports typecheck browser bottools bench openapi run shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -66,12 +66,17 @@ lock: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(call existing,$(LINT_DIRS))
 
+# The layer contracts of pyproject.toml's [tool.importlinter] (docs/design.md): fails when a
+# module imports across a layer the wrong way (e.g. the store importing Flask or the config).
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports --no-cache
+
 typecheck: $(STAMP)
 	@paths="$(call existing,$(TYPE_DIRS))"; \
 	if [ -z "$$paths" ]; then echo "typecheck: nothing to check yet"; \
 	else echo "mypy $$paths"; $(VENV)/bin/mypy $$paths; fi
 
-test: lint typecheck browser bottools
+test: lint imports typecheck browser bottools
 	$(VPY) -m pytest
 
 # Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
