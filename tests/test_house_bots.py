@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path) -> subprocess.Popen[bytes]:
     env = dict(os.environ, LLSDK_URL=api_server.url, REDIS_URL=redis_server.url,
-               HOUSE_BOTS_FILES="random_bot,counting_bot", HOUSE_BOTS_COPIES="1",
+               HOUSE_BOTS_FILES="random_bot,counting_bot,search_bot", HOUSE_BOTS_COPIES="1",
+               HOUSE_BOTS_BUDGET_MS="20",
                HOUSE_BOTS_LADDERS="duel", HOUSE_BOTS_POLL_WAIT="1")
     with open(log, "ab") as f:
         return subprocess.Popen([sys.executable, "-m", "service.ops.house_bots"], cwd=REPO, env=env,
@@ -63,7 +64,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> int:
 def test_house_bots_enter_the_ladder_and_keep_their_players(
         api_server: ApiServer, redis_server: RedisProcess, tmp_path: Path) -> None:
     log = tmp_path / "house_bots.log"
-    want = {"house-random-1", "house-counting-1"}
+    want = {"house-random-1", "house-counting-1", "house-search-1"}
     ids: dict[str, str] = {}
     for run in range(2):
         proc = _start(api_server, redis_server, log)
@@ -71,7 +72,7 @@ def test_house_bots_enter_the_ladder_and_keep_their_players(
             end = time.monotonic() + 30
             # (entries stay from the first run: wait for this run's bots to be playing)
             while time.monotonic() < end and not (
-                    log.read_text().count("plays on") == 2 * (run + 1)
+                    log.read_text().count("plays on") == 3 * (run + 1)
                     and want <= set(_entered(api_server))):
                 assert proc.poll() is None, log.read_text()
                 time.sleep(0.2)
@@ -82,6 +83,7 @@ def test_house_bots_enter_the_ladder_and_keep_their_players(
             else:  # the restart played on as the same players (tokens kept in Redis)
                 assert {n: entered[n] for n in want} == ids
                 _challenge_is_accepted(api_server, "house-counting-1")
+                _challenge_is_accepted(api_server, "house-search-1")
         finally:
             code = _stop(proc)
         assert code == 0, log.read_text()

@@ -14,8 +14,9 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
    could know (its own hand and the public piles), never the sampled hidden cards.
 3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24).
 
-It then plays the action with the best average. The budget is CPU time of this process
-(``time.process_time``), so a busy machine does not make it play worse, only slower.
+It then plays the action with the best average. The budget is CPU time of the thread that
+decides (``time.thread_time``), so a busy machine, or other bots in the same process (the house
+bots run as threads), do not make it play worse, only slower.
 
 Candidate actions: every legal action, except that a Guard names at most two cards per target,
 the likeliest ones under the posterior (naming a card the target can't hold never helps).
@@ -254,9 +255,9 @@ class SearchBot(Bot):
         legal = view.legal_actions
         if len(legal) == 1:
             return legal[0]
-        start = time.process_time()
+        start = time.thread_time()
         action = self.search(view, start)
-        self.stats.append(time.process_time() - start)
+        self.stats.append(time.thread_time() - start)
         return action
 
     def on_match_end(self, view: View) -> None:
@@ -299,7 +300,7 @@ class SearchBot(Bot):
         deadline = start + self.budget
         # At least a few samples even when the budget is tiny, so the choice is never blind.
         known = knowledge(view, sampler)
-        while samples < 4 or time.process_time() < deadline:
+        while samples < 4 or time.thread_time() < deadline:
             state = sampler.sample(rng)
             for i, move in enumerate(moves):
                 policy.start(known, 0, random_seats)

@@ -3,8 +3,11 @@
 Runs the example bots of ``examples/bots/`` (written only against the ``llsdk`` SDK) on the
 server at ``LLSDK_URL``, each in its own thread, entered in every configured ladder (or those of
 ``HOUSE_BOTS_LADDERS``, comma-separated). ``HOUSE_BOTS_FILES`` lists the bot files to run
-(default ``random_bot,counting_bot``) and ``HOUSE_BOTS_COPIES`` how many players of each
-(default 2, so a 4-seat ladder can fill). ``HOUSE_BOTS_POLL_WAIT`` is each bot's long-poll wait
+(default ``random_bot,counting_bot,search_bot``: a newcomer meets a baseline, a card counter and
+a bot that searches) and ``HOUSE_BOTS_COPIES`` how many players of each (default 2, so a
+4-seat ladder can fill). ``HOUSE_BOTS_BUDGET_MS`` is the CPU time per move of every bot with a
+``budget`` attribute (the search bot; default its own, 100 ms: at most a few moves per second
+of one core per search bot, well inside any turn deadline). ``HOUSE_BOTS_POLL_WAIT`` is each bot's long-poll wait
 in seconds (default 10; a stop waits at most that long for the polls in flight). Each bot is a
 registered player named ``house-<bot>-<n>``; its token is kept in Redis (``REDIS_URL``, hash
 ``ll:house_bots``) so a restart plays on as the same player.
@@ -27,6 +30,7 @@ from typing import Any
 log = logging.getLogger("service.ops.house_bots")
 
 TOKENS_KEY = "ll:house_bots"
+DEFAULT_FILES = "random_bot,counting_bot,search_bot"
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -79,8 +83,12 @@ def main() -> int:
     from llsdk import Client
 
     url = os.environ.get("LLSDK_URL") or "http://127.0.0.1:8000"
-    names = [n.strip() for n in (os.environ.get("HOUSE_BOTS_FILES") or "random_bot,counting_bot")
+    names = [n.strip() for n in (os.environ.get("HOUSE_BOTS_FILES") or DEFAULT_FILES)
              .split(",") if n.strip()]
+    try:
+        budget_ms = float(os.environ.get("HOUSE_BOTS_BUDGET_MS") or 0)
+    except ValueError:
+        raise SystemExit("HOUSE_BOTS_BUDGET_MS must be a number of milliseconds") from None
     copies = int(os.environ.get("HOUSE_BOTS_COPIES") or 2)
     poll_wait = float(os.environ.get("HOUSE_BOTS_POLL_WAIT") or 10)
     stop = threading.Event()
@@ -112,6 +120,8 @@ def main() -> int:
             player = f"house-{bot_name.removesuffix('_bot')}-{i + 1}"
             client = Client(url, player_token(anon, store, player))
             bot = cls()
+            if budget_ms > 0 and hasattr(bot, "budget"):
+                bot.budget = budget_ms / 1000
             t = threading.Thread(target=bot.run, args=(client,), name=player, daemon=True,
                                  kwargs={"ladders": ladders, "stop_event": stop,
                                          "poll_wait": poll_wait})
