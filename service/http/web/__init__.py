@@ -6,8 +6,9 @@ pages are thin shells: their scripts read the same public JSON API as everyone e
 they can show nothing a spectator could not fetch. The play pages (``/play``, ``/play/{id}``) act
 for a person with the token they signed up for, kept in the browser's localStorage: they read
 that player's own view (``/v1/matches/{id}/view``) and post the moves its ``legal_actions`` offer,
-through the same public API and long-polls a bot uses. These routes are plain Flask routes, not part
-of the OpenAPI document.
+through the same public API and long-polls a bot uses. ``/rules`` and ``/protocol`` are docs/rules.md
+and docs/protocol.md rendered (``manual``). These routes are plain Flask routes, not part of the
+OpenAPI document.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import re
 from typing import Any
 
 from flask import Blueprint, Flask, abort, render_template
+
+from . import manual
 
 bp = Blueprint("web", __name__, template_folder="templates", static_folder="static",
                static_url_path="/web/static")
@@ -57,6 +60,23 @@ def lobby() -> Any:
 @bp.get("/play/<match_id>")
 def play(match_id: str) -> Any:
     return render_template("play.html", page="play", match_id=_checked(match_id))
+
+
+@bp.get("/rules")
+def rules() -> Any:
+    """The rules (docs/rules.md), every rule at its anchor: /rules#R16."""
+    return _doc_page("rules.md")
+
+
+@bp.get("/protocol")
+def protocol() -> Any:
+    """The bot protocol (docs/protocol.md)."""
+    return _doc_page("protocol.md")
+
+
+def _doc_page(name: str) -> Any:
+    page = manual.render(name)
+    return render_template("doc.html", page="doc", title=page.title, body=page.html)
 
 
 @bp.get("/players/<player_id>")

@@ -91,5 +91,37 @@ LL.events = (() => {
     return { describe, describePlay, whoList };
   }
 
-  return { sentences };
+  // The rule of docs/rules.md (served at /rules) each event applies: its anchor ids.
+  const CARD_RULES = { guard: "R12", priest: "R13", baron: "R14", handmaid: "R15", prince: "R16",
+                       chancellor: "R17", king: "R18", countess: "R19", princess: "R20", spy: "R20" };
+  const EVENT_RULES = { deck: "R5", dealt: "R7", turn: "R10", drew: "R10", priest_saw: "R13",
+                        baron_compared: "R14", prince_drew: "R16", chancellor_drew: "R17",
+                        chancellor_return: "R17", chancellor_returned: "R17", king_swapped: "R18",
+                        eliminated: "R21", forfeit: "R27" };
+  const TARGETED = new Set(["guard", "priest", "baron", "king"]);
+
+  /** The rule ids an event applies, most specific first: ["R12"], ["R22", "R24"]... */
+  function rules(e) {
+    switch (e.type) {
+      case "round_start": return e.face_up && e.face_up.length ? ["R5", "R6"] : ["R5"];
+      case "play":
+        if (TARGETED.has(e.card) && (e.target === undefined || e.target === null)) return ["R20a"];
+        return CARD_RULES[e.card] ? [CARD_RULES[e.card]] : [];
+      case "round_end": {
+        const out = ["R22"];
+        if (e.reason === "showdown" && (e.winners || []).length > 1) out.push("R23");
+        if (e.spy_bonus !== null && e.spy_bonus !== undefined) out.push("R24");
+        return out;
+      }
+      case "match_end": return e.reason === "forfeit" ? ["R27"] : ["R26"];
+      default: return EVENT_RULES[e.type] ? [EVENT_RULES[e.type]] : [];
+    }
+  }
+
+  /** Links to the rules an event applies, for the end of its log line. */
+  function ruleLinks(e) {
+    return rules(e).map((id) => LL.el("a", { class: "rule", href: `/rules#${id}`, title: `rule ${id}` }, id));
+  }
+
+  return { sentences, rules, ruleLinks };
 })();

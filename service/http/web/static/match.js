@@ -33,7 +33,8 @@
 
   function logItem(e, extra) {
     const cls = [e.type === "round_start" ? "round" : "", e.private ? "private" : "", extra || ""].join(" ").trim();
-    return el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, describe(e));
+    return el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, describe(e), " ",
+              ...LL.events.ruleLinks(e));
   }
 
   // ------------------------------------------------------------------ drawing the table

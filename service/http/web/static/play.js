@@ -421,7 +421,8 @@
       if (!text) continue;
       const cls = [e.type === "round_start" ? "round" : "", e.type === "round_end" || e.type === "match_end" ? "end" : "",
                    e.private ? "private" : "", animateSeqs.has(e.seq) ? "fresh" : ""].join(" ").trim();
-      const li = el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, e.private ? el("span", { class: "only-you", title: "only you see this" }, "only you") : "", text);
+      const li = el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, e.private ? el("span", { class: "only-you", title: "only you see this" }, "only you") : "", text, " ",
+                    ...LL.events.ruleLinks(e));
       // several moves in one view (bots answer at once): the lines come in one after another
       if (animateSeqs.has(e.seq)) li.style.animationDelay = `${Math.min(fresh++, 8) * 0.35}s`;
       ol.append(li);
