@@ -6,6 +6,7 @@ Every error body is ``{"status": <int>, "code": <stable snake_case>, "message": 
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from typing import Any
 
@@ -68,6 +69,10 @@ _HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 40
                429: "rate_limited", 500: "internal_error", 503: "unavailable"}
 
 
+#: a rule id cited in a message: "(R11)", "(R20a)"
+_RULE = re.compile(r"\((R\d{1,2}[a-z]?)\)")
+
+
 class ApiError(Exception):
     """Raised by views for anything that is neither an engine nor a store error."""
 
@@ -86,6 +91,9 @@ def error_response(status: int, code: str, message: str, errors: Any = None,
     body: dict[str, Any] = {"status": status, "code": code, "message": message}
     if errors is not None:
         body["errors"] = errors
+    cited = _RULE.search(message)
+    if cited:  # a refusal that names its rule links to it (docs/rules.md, served at /rules)
+        body["rule"] = f"/rules#{cited.group(1)}"
     resp = current_app.response_class(json.dumps(body), status=status,
                                       mimetype="application/json")
     for k, v in (headers or {}).items():

@@ -4,6 +4,7 @@ docs/rules.md and docs/protocol.md as web pages, every rule at its anchor, every
 from __future__ import annotations
 
 import re
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
@@ -92,3 +93,31 @@ def test_event_rule_links_point_at_rules_that_exist() -> None:
     assert len(used) >= 20, used
     ids = set(re.findall(r'<a id="([^"]+)"></a>', (REPO / "docs" / "rules.md").read_text()))
     assert used <= ids, used - ids
+
+
+def test_a_refusal_that_applies_a_rule_links_to_it(api_server: ApiServer) -> None:
+    """The Countess with the King must be played (R11): trying the King says so and links to
+    /rules#R11, which is on the rules page."""
+    base = api_server.url
+    tokens = [requests.post(base + "/v1/players", json={"name": f"refused-{i}-{time.time_ns()}"},
+                            timeout=10).json()["token"] for i in range(2)]
+    auth = [{"Authorization": f"Bearer {t}"} for t in tokens]
+    # classic, 2 players, three-up: aside, 3 face up, deal seat 0 and 1, then seat 0 draws
+    deck = ["guard", "guard", "guard", "guard", "countess", "priest", "king", "guard", "priest",
+            "baron", "baron", "handmaid", "handmaid", "prince", "prince", "princess"]
+    mid = requests.post(base + "/v1/matches", headers=auth[0], timeout=10, json={
+        "ruleset": "classic", "seats": 2, "deck": deck, "first_seat": 0}).json()["match_id"]
+    for h in auth:
+        assert requests.post(f"{base}/v1/matches/{mid}/join", headers=h, timeout=10).ok
+    view = requests.get(f"{base}/v1/matches/{mid}/view", headers=auth[0], timeout=10).json()
+    assert sorted(view["hand"]) == ["countess", "king"], view["hand"]
+    r = requests.post(f"{base}/v1/matches/{mid}/actions", headers=auth[0], timeout=10,
+                      json={"type": "play", "card": "king", "target": 1})
+    body = r.json()
+    assert r.status_code == 422 and body["code"] == "illegal_action", body
+    assert "(R11)" in body["message"] and body["rule"] == "/rules#R11"
+    assert 'id="R11"' in requests.get(base + body["rule"].split("#")[0], timeout=10).text
+    # an error that cites no rule has no link
+    r = requests.post(f"{base}/v1/matches/{mid}/actions", headers=auth[1], timeout=10,
+                      json={"type": "play", "card": "guard", "target": 0, "guess": "king"})
+    assert r.status_code == 409 and "rule" not in r.json()

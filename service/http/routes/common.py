@@ -24,6 +24,8 @@ class ErrorSchema(ma.Schema):
     code = ma.fields.String(required=True, metadata={"description": "stable snake_case code"})
     message = ma.fields.String(required=True)
     errors = ma.fields.Raw(metadata={"description": "per-field validation errors"})
+    rule = ma.fields.String(metadata={
+        "description": "when the refusal applies a rule of the game: a link to it, /rules#R11"})
 
 
 def store() -> redis.Redis:
