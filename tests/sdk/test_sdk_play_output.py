@@ -86,3 +86,24 @@ def test_llsdk_play_prints_starts_rounds_and_ends_and_every_move_with_v(
     # the default shows no moves; -q shows nothing at all
     assert not [t for t in normal if " plays " in t]
     assert quiet == []
+
+
+def test_every_subcommand_that_talks_to_a_server_takes_llsdk_url(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--url`` everywhere a server is used, defaulting to ``LLSDK_URL`` (read when the command
+    line is parsed); only the offline arena has none."""
+    import argparse
+
+    from llsdk.cli import build_parser
+
+    monkeypatch.setenv("LLSDK_URL", "http://arena.example:1234")
+    ap = build_parser()
+    (sub,) = [a for a in ap._actions if isinstance(a, argparse._SubParsersAction)]
+    assert {"register", "play", "arena"} <= set(sub.choices)
+    for name, parser in sub.choices.items():
+        urls = [a for a in parser._actions if "--url" in a.option_strings]
+        if name == "arena":
+            assert not urls
+            continue
+        assert urls, f"llsdk {name} has no --url"
+        assert urls[0].default == "http://arena.example:1234", name
