@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from service.config import ladders_from_env
-from service.store import ladders, matches, presence
+from service.store import keys, ladders, matches, presence
 from tests.support.apiclient import Api, Player, play_randomly
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
@@ -31,6 +31,10 @@ def filled(api_server: ApiServer, redis_server: RedisProcess) -> Iterator[dict[s
     api = Api(api_server.url)
     r: redis.Redis = redis_server.client()
     lad = ladders_from_env()[LADDER]
+    # The Redis is shared by the whole session: bots of earlier modules (README snippets, house
+    # bots) may still be entered and present here. This ladder is these BOTS bots' alone.
+    for stale in r.zrange(keys.ladder_entries(LADDER), 0, -1):
+        ladders.leave(r, lad, stale.decode())
     players = {p.id: p for p in (api.register(f"lb{i}") for i in range(BOTS))}
     for pid in players:
         ladders.enter(r, lad, pid)

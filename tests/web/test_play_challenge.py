@@ -38,7 +38,8 @@ def house_bots(api_server: ApiServer, redis_server: RedisProcess,
     """``python -m service.ops.house_bots``, for real: three counting bots that take challenges."""
     log = tmp_path_factory.mktemp("house") / "house_bots.log"
     env = dict(os.environ, LLSDK_URL=api_server.url, REDIS_URL=redis_server.url,
-               HOUSE_BOTS_FILES="counting_bot", HOUSE_BOTS_COPIES="3", HOUSE_BOTS_LADDERS="",
+               # "," names no ladder (empty would mean all): these bots only take challenges
+               HOUSE_BOTS_FILES="counting_bot", HOUSE_BOTS_COPIES="3", HOUSE_BOTS_LADDERS=",",
                HOUSE_BOTS_POLL_WAIT="1")
     with open(log, "ab") as f:
         proc = subprocess.Popen([sys.executable, "-m", "service.ops.house_bots"], cwd=REPO, env=env,
