@@ -3,7 +3,7 @@
 #   make test      lint, import contracts, typecheck and the test suite (creates .venv on first use)
 #   make run       run the whole stack locally (service.ops.run)
 #   make bench     run every bench/*.py and print its numbers
-#   make openapi   regenerate openapi.yaml (service.http.openapi)
+#   make openapi   regenerate openapi.yaml (service.http.openapi) and the SDK's sdk/llsdk/rulesets.json
 #   make lock      re-resolve requirements/*.txt (pinned, hashed) from the pyprojects
 #   make shell     a shell with .venv's python and llsdk first on PATH
 
@@ -119,6 +119,7 @@ bench: $(STAMP)
 
 openapi: $(RUN_STAMP)
 	$(VPY) -m service.http.openapi
+	$(VPY) -m service.engine.catalog > sdk/llsdk/rulesets.json
 
 run: $(RUN_STAMP)
 	@$(VPY) -m service.ops.run

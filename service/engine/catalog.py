@@ -54,3 +54,9 @@ def describe_rulesets() -> dict[str, Any]:
         "defaults": dict(OPTION_DEFAULTS),
         "bounds": {k: {"min": lo, "max": hi} for k, (lo, hi) in OPTION_BOUNDS.items()},
     }
+
+
+if __name__ == "__main__":  # `make openapi` writes the SDK's copy: sdk/llsdk/rulesets.json
+    import json
+
+    print(json.dumps(describe_rulesets(), indent=1))

@@ -152,6 +152,18 @@ def test_card_tables_equal_the_engine() -> None:
         assert VALUES[name] == {c.label: rs.values[c] for c in rs.cards}, name
         assert TOKENS_TO_WIN[name] == rs.tokens, name
     assert llsdk.cards.CARDS == engine.NAMES
+    assert set(llsdk.cards.RULESETS) == set(engine.RULESETS)
+
+
+def test_sdk_catalog_is_the_engines_current_one() -> None:
+    """``sdk/llsdk/rulesets.json`` is what ``make openapi`` writes from the engine (and what
+    ``GET /v1/rulesets`` serves): a stale copy fails here."""
+    from service.engine.catalog import describe_rulesets
+
+    assert llsdk.cards.CATALOG == describe_rulesets(), (
+        "sdk/llsdk/rulesets.json is stale: run `make openapi` and commit it")
+    assert llsdk.cards.EFFECTS == {engine.NAMES[c]: spec.summary
+                                   for c, spec in engine.CARDS.items()}
 
 
 def test_importing_the_sdk_pulls_no_service_code() -> None:
