@@ -26,18 +26,18 @@ CATALOG: dict[str, Any] = json.loads(files(__package__).joinpath("rulesets.json"
 RULESETS: dict[str, dict[str, Any]] = {r["name"]: r for r in CATALOG["rulesets"]}
 
 #: every card name, in card order (the engine's ``Card`` order)
-CARDS: tuple[str, ...] = tuple(c["card"] for c in CATALOG["cards"])
+CARDS: tuple[str, ...] = tuple(c["name"] for c in CATALOG["cards"])
 
 #: card -> its effect in one line
-EFFECTS: dict[str, str] = {c["card"]: c["effect"] for c in CATALOG["cards"]}
+EFFECTS: dict[str, str] = {c["name"]: c["effect"] for c in CATALOG["cards"]}
 
 #: ruleset -> card -> value (cards absent from a ruleset are absent from its table)
 VALUES: dict[str, dict[str, int]] = {
-    name: {c["card"]: c["value"] for c in r["cards"]} for name, r in RULESETS.items()}
+    name: {c["name"]: c["value"] for c in r["cards"]} for name, r in RULESETS.items()}
 
 #: ruleset -> card -> copies in the deck
 COPIES: dict[str, dict[str, int]] = {
-    name: {c["card"]: c["copies"] for c in r["cards"]} for name, r in RULESETS.items()}
+    name: {c["name"]: c["copies"] for c in r["cards"]} for name, r in RULESETS.items()}
 
 #: ruleset -> players -> tokens to win (R1-R3)
 TOKENS_TO_WIN: dict[str, dict[int, int]] = {

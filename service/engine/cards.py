@@ -217,7 +217,7 @@ class Ruleset:
             "spy_bonus": self.spy_bonus,
             "deck_size": self.deck_size,
             "cards": [
-                {"card": NAMES[c], "value": self.values[c], "copies": self.copies[c],
+                {"name": NAMES[c], "value": self.values[c], "copies": self.copies[c],
                  "target": CARDS[c].target.value, "guesses": CARDS[c].guesses,
                  "effect": CARDS[c].summary, "rules": CARDS[c].rules}
                 for c in self.cards

@@ -46,7 +46,7 @@ def describe_rulesets() -> dict[str, Any]:
     return {
         "rulesets": [RULESETS[name].describe() for name in sorted(RULESETS)],
         "cards": [
-            {"card": NAMES[c], "id": int(c), "target": CARDS[c].target.value,
+            {"name": NAMES[c], "id": int(c), "target": CARDS[c].target.value,
              "guesses": CARDS[c].guesses, "effect": CARDS[c].summary, "rules": CARDS[c].rules}
             for c in Card
         ],

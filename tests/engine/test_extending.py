@@ -134,7 +134,7 @@ def test_catalog_bounds_and_descriptions_come_from_the_rulesets() -> None:
     assert OPTION_BOUNDS["players"] == (2, max(rs.max_players for rs in RULESETS.values()))
     for entry in d["rulesets"]:
         rs = RULESETS[entry["name"]]
-        assert {c["card"]: (c["value"], c["copies"]) for c in entry["cards"]} == {
+        assert {c["name"]: (c["value"], c["copies"]) for c in entry["cards"]} == {
             c.label: (rs.values[c], rs.copies[c]) for c in rs.cards}
         assert entry["tokens_to_win"] == {str(n): t for n, t in rs.tokens.items()}
         assert all(c["effect"] for c in entry["cards"])
