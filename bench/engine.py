@@ -26,7 +26,8 @@ import argparse
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from service.engine import (
     RULESETS,
@@ -43,6 +44,7 @@ from service.engine import (
 
 CONFIGS = [("classic", 2), ("classic", 4), ("2019", 4)]
 EXTRA = [("2019", 2), ("2019", 6)]
+SLICES = 5  # each figure is the mean of this many interleaved slices
 
 SPY, GUARD, PRIEST, BARON, HANDMAID, PRINCE, CHANCELLOR, KING, COUNTESS, PRINCESS = range(10)
 
@@ -96,9 +98,11 @@ def engine_rounds(ruleset: str, players: int, seconds: float,
 # --------------------------------------------------------------------------- bare loop
 
 
-def bare_rounds(ruleset: str, players: int, seconds: float) -> float:
+def bare_rounds(ruleset: str, players: int, seconds: float, *, seeded: bool = False) -> float:
     """Rounds per CPU-second of the peer policy in a bare loop: lists and ints, no events, no
-    checks, one generator for shuffles and choices."""
+    checks, one generator for shuffles and choices. ``seeded``: each round's deck is shuffled by
+    a generator seeded from a string, as the engine must (a stored match replays each round from
+    its seed), which costs a few microseconds a round."""
     rs = RULESETS[ruleset]
     values = [max(v, 0) for v in rs.values]
     base = rs.deck()
@@ -117,7 +121,10 @@ def bare_rounds(ruleset: str, players: int, seconds: float) -> float:
         for _ in range(50):
             rounds += 1
             deck = base[:]
-            shuffle(deck)
+            if seeded:
+                random.Random(f"{rounds}:{rounds % 7}").shuffle(deck)
+            else:
+                shuffle(deck)
             aside = [deck.pop()]
             if n == 2:
                 del deck[-3:]
@@ -224,7 +231,7 @@ def mid_round_states(ruleset: str, players: int, count: int) -> list[MatchState]
     return out
 
 
-def per_call_us(fn: Callable[..., object], args: list[tuple[object, ...]],
+def per_call_us(fn: Callable[..., object], args: Sequence[tuple[object, ...]],
                 repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -237,19 +244,29 @@ def per_call_us(fn: Callable[..., object], args: list[tuple[object, ...]],
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per figure")
+    ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per figure")
     ap.add_argument("--all", action="store_true", help="also 2019 2p and 6p")
     opts = ap.parse_args()
     sec = opts.seconds
     for ruleset, players in CONFIGS + (EXTRA if opts.all else []):
         name = f"{ruleset}-{players}p"
-        bare = bare_rounds(ruleset, players, sec)
-        peer = engine_rounds(ruleset, players, sec, peer_policy)
-        flat = engine_rounds(ruleset, players, sec, flat_policy)
-        print(f"{name} bare loop: {bare:.0f} rounds/cpu-s", flush=True)
-        print(f"{name} peer policy: {peer:.0f} rounds/cpu-s", flush=True)
-        print(f"{name} flat policy: {flat:.0f} rounds/cpu-s", flush=True)
-        print(f"{name} peer/bare: {100 * peer / bare:.1f} %", flush=True)
+        # Interleaved slices, so that a change of load on a shared machine hits every loop alike
+        loops: dict[str, Callable[[str, int, float], float]] = {
+            "bare loop": bare_rounds,
+            "bare loop, seeded shuffle": partial(bare_rounds, seeded=True),
+            "peer policy": partial(engine_rounds, policy=peer_policy),
+            "flat policy": partial(engine_rounds, policy=flat_policy),
+        }
+        rates: dict[str, list[float]] = {k: [] for k in loops}
+        for _ in range(SLICES):
+            for k, loop in loops.items():
+                rates[k].append(loop(ruleset, players, sec / SLICES))
+        rate = {k: sum(v) / len(v) for k, v in rates.items()}
+        for k, r in rate.items():
+            print(f"{name} {k}: {r:.0f} rounds/cpu-s", flush=True)
+        print(f"{name} peer/bare: {100 * rate['peer policy'] / rate['bare loop']:.1f} %")
+        print(f"{name} peer/bare seeded: "
+              f"{100 * rate['peer policy'] / rate['bare loop, seeded shuffle']:.1f} %", flush=True)
 
     states = mid_round_states("2019", 4, 2000)
     rng = random.Random(3)
