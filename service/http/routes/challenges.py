@@ -29,6 +29,7 @@ from .common import (
     store,
 )
 from .matches import CreateSchema
+from .schemas import MAX_PLAYERS, MIN_PLAYERS, PLAYERS
 
 blp = Blueprint("challenges", __name__, url_prefix="/v1/challenges",
                 description="Challenge players by name or id: an unrated match that starts "
@@ -40,13 +41,14 @@ PLAYER_REF = f.String(validate=v.Length(1, 64), metadata={"description": "a name
 class ChallengeCreateSchema(CreateSchema):
     """The match options of ``POST /v1/matches`` (unrated), with the players named."""
 
-    opponents = f.List(PLAYER_REF, required=True, validate=v.Length(1, 5), metadata={
-        "description": "the players to challenge, by name or id (1 to 5)"})
+    opponents = f.List(PLAYER_REF, required=True, validate=v.Length(1, MAX_PLAYERS - 1),
+                       metadata={"description": f"the players to challenge, by name or id "
+                                                f"(1 to {MAX_PLAYERS - 1})"})
     ruleset = f.String(load_default="classic", validate=v.OneOf(
         CreateSchema._declared_fields["ruleset"].validate.choices))  # type: ignore[union-attr]
-    seats = f.Integer(strict=True, validate=v.Range(2, 6), metadata={
+    seats = f.Integer(strict=True, validate=PLAYERS, metadata={
         "description": "optional; must be len(opponents) + 1 (every seat is taken)"})
-    seat_order = f.List(f.String(validate=v.Length(1, 64)), validate=v.Length(2, 6), metadata={
+    seat_order = f.List(f.String(validate=v.Length(1, 64)), validate=v.Length(MIN_PLAYERS, MAX_PLAYERS), metadata={
         "description": "player ids by seat (you and every opponent, each once); default: "
                        "shuffled by the seed"})
     expires_in_s = f.Integer(strict=True, validate=v.Range(1, 86400), metadata={

@@ -11,7 +11,7 @@ from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...engine import NAMES, TWO_PLAYER_SETUPS
+from ...engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
 from ...realtime import longpoll
 from ...store import matches, presence
 from ...store.errors import StoreError
@@ -37,7 +37,18 @@ from .common import (
     require_player,
     store,
 )
-from .schemas import RULESET, ListQuerySchema, MatchListSchema, ViewSchema
+from .schemas import (
+    DECK_LENGTH,
+    DEFAULT_TWO_PLAYER_SETUP,
+    PLAYERS,
+    RETURNED,
+    RULESET,
+    SEAT,
+    TOKENS_TO_WIN,
+    ListQuerySchema,
+    MatchListSchema,
+    ViewSchema,
+)
 
 blp = Blueprint("matches", __name__, url_prefix="/v1/matches",
                 description="Create and join matches, read views, post actions.")
@@ -54,28 +65,29 @@ def _utf8(value: str) -> None:
 
 class CreateSchema(ma.Schema):
     ruleset = f.String(required=True, validate=RULESET)
-    seats = f.Integer(required=True, strict=True, validate=v.Range(2, 6))
+    seats = f.Integer(required=True, strict=True, validate=PLAYERS)
     turn_timeout_s = f.Integer(strict=True, load_default=30, validate=v.Range(1, 86400))
     timeout_policy = f.String(load_default="auto", validate=v.OneOf(["auto", "forfeit"]))
     max_timeouts = f.Integer(strict=True, load_default=3, validate=v.Range(1, 100))
-    tokens_to_win = f.Integer(strict=True, validate=v.Range(1, 20))
+    tokens_to_win = f.Integer(strict=True, validate=TOKENS_TO_WIN)
     seed = f.String(validate=[v.Length(1, 128), _utf8], metadata={"description": "unrated only"})
-    deck = f.List(f.String(validate=v.OneOf(NAMES)), validate=v.Length(1, 21),
+    deck = f.List(f.String(validate=v.OneOf(NAMES)), validate=DECK_LENGTH,
                   metadata={"description": "round 1 order, top card first"})
-    first_seat = f.Integer(strict=True, validate=v.Range(0, 5))
-    two_player_setup = f.String(load_default="three-up", validate=v.OneOf(TWO_PLAYER_SETUPS))
+    first_seat = f.Integer(strict=True, validate=SEAT)
+    two_player_setup = f.String(load_default=DEFAULT_TWO_PLAYER_SETUP,
+                                validate=v.OneOf(TWO_PLAYER_SETUPS))
 
 
 class ActionSchema(ma.Schema):
     """``{"type": "play", "card": "guard", "target": 1, "guess": "priest"}`` or
     ``{"type": "chancellor_return", "keep": "king", "bottom": ["guard", "spy"]}``."""
 
-    type = f.String(required=True, validate=v.OneOf(["play", "chancellor_return"]))
+    type = f.String(required=True, validate=v.OneOf([PLAY, CHANCELLOR_RETURN]))
     card = f.String(validate=v.OneOf(NAMES))
-    target = f.Integer(strict=True, validate=v.Range(0, 5))
+    target = f.Integer(strict=True, validate=SEAT)
     guess = f.String(validate=v.OneOf(NAMES))
     keep = f.String(validate=v.OneOf(NAMES))
-    bottom = f.List(f.String(validate=v.OneOf(NAMES)), validate=v.Length(0, 2))
+    bottom = f.List(f.String(validate=v.OneOf(NAMES)), validate=RETURNED)
     expected_version = f.Integer(strict=True, metadata={
         "description": "refuse with version_conflict unless the match is at this version"})
 

@@ -9,10 +9,20 @@ import marshmallow as ma
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...engine import NAMES, RULESETS
+from ...engine import NAMES, RULESETS, Phase
+from ...engine.catalog import OPTION_BOUNDS, OPTION_DEFAULTS
 
 CARD = f.String(validate=v.OneOf(NAMES))
 RULESET = v.OneOf(sorted(RULESETS))
+# Bounds and defaults of match options, from the engine's rulesets (GET /v1/rulesets serves
+# the same): a ruleset for more players widens them without an edit here.
+MIN_PLAYERS, MAX_PLAYERS = OPTION_BOUNDS["players"]
+SEAT = v.Range(*OPTION_BOUNDS["seat"])
+PLAYERS = v.Range(MIN_PLAYERS, MAX_PLAYERS)
+TOKENS_TO_WIN = v.Range(*OPTION_BOUNDS["tokens_to_win"])
+DECK_LENGTH = v.Length(1, OPTION_BOUNDS["deck_size"][1])
+RETURNED = v.Length(*OPTION_BOUNDS["returned"])
+DEFAULT_TWO_PLAYER_SETUP: str = OPTION_DEFAULTS["two_player_setup"]
 
 
 class Open(ma.Schema):
@@ -22,7 +32,7 @@ class Open(ma.Schema):
 
 class TurnSchema(Open):
     seat = f.Integer(required=True)
-    phase = f.String(required=True, validate=v.OneOf(["play", "chancellor"]))
+    phase = f.String(required=True, validate=v.OneOf([p.value for p in Phase]))
     deadline = f.String(allow_none=True, metadata={"description": "RFC 3339 UTC"})
     seconds_left = f.Float(allow_none=True)
 

@@ -4,7 +4,7 @@
  * one-line effect; LL.cards.back() -> the face-down card. Values depend on the ruleset (the
  * classic King is worth 6, the 2019 King 7), so a face is always drawn for one ruleset. The
  * table of values is the rules' table (R1-R3); LL.cards.load() replaces it with the server's
- * GET /v1/rulesets when that endpoint exists, so the pages follow the engine.
+ * GET /v1/rulesets (the engine's own tables), so the pages follow the engine.
  */
 "use strict";
 
