@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from service.store import clock
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
 
@@ -33,6 +34,7 @@ def redis_db(redis_server: RedisProcess) -> Iterator[redis.Redis]:
         cleaner = redis_server.client()
         try:
             cleaner.flushall()
+            clock.forget()  # this process's cached reading of the (flushed) service clock
         finally:
             cleaner.close()
             client.close()

@@ -101,6 +101,8 @@ def test_compose_services_are_as_documented() -> None:
     assert volume[1] == "/data" and volume[0] in doc["volumes"], "a named volume holds the data"
     for name, svc in services.items():
         assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
+        # a process that dies is started again (none has to die when Redis restarts)
+        assert svc.get("restart") in ("unless-stopped", "always"), f"{name}: no restart policy"
         if name != "redis":
             assert svc["build"] == "." and svc["environment"]["REDIS_URL"], name
             assert "container_name" not in svc, f"{name}: a fixed name prevents --scale"

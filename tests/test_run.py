@@ -49,6 +49,14 @@ def gone(pid: int) -> bool:
         return True
 
 
+def _ppid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def cmdline(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -136,6 +144,26 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
         assert any("gunicorn" in c for c in cmds.values()), cmds
         assert any("rq" in c and "worker" in c and "--with-scheduler" in c
                    for c in cmds.values()), cmds
+        assert any("service.jobs.cron_runner" in c for c in cmds.values()), cmds
+
+        # A process that dies is started again (logged, after a backoff); the rest goes on.
+        worker = next(pid for pid, c in cmds.items()
+                      if "rq" in c and "worker" in c and "--with-scheduler" in c
+                      and cmds.get(_ppid(pid), "").find("rq") < 0)
+        os.kill(worker, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while "worker started again" not in output():
+            assert proc.poll() is None, f"service.run exited:\n{output()}"
+            assert time.monotonic() < deadline, f"the worker was not started again:\n{output()}"
+            time.sleep(0.2)
+        assert re.search(r"\[run\] worker \(pid \d+\) exited with code -?\d+ after \d+s; "
+                         r"starting it again in \d+s", output()), output()
+        status, _, _ = get(base + "/readyz")
+        assert status == 200
+        procs = descendants(proc.pid)
+        cmds = {pid: cmdline(pid) for pid, _ in procs}
+        assert worker not in cmds and any("rq" in c and "--with-scheduler" in c
+                                          for c in cmds.values()), cmds
 
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0, output()

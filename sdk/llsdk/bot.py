@@ -19,7 +19,10 @@ and needs no locking around the bot or the HTTP session.
   crash the bot picks its matches up where they are). With ``cursor_file`` the notice cursor is
   persisted, so notices that arrived while it was down (a match that ended) are handled too.
 - Outages: network errors and 5xx (after the client's own retries) make it wait with a growing
-  backoff, then resynchronise from the match list.
+  backoff (at most ``MAX_OUTAGE_WAIT_S``, 2 s, or what ``Retry-After`` says), then
+  resynchronise from the match list. The server's turn clocks stand still while it is down, and
+  a turn that an outage interrupted starts again in full once it is back, so a bot that comes
+  back within a couple of seconds loses nothing.
 - Moves: each action carries ``expected_version`` (a move chosen on an old view is refused, not
   applied to a newer turn) and an Idempotency-Key (a retried move is applied once).
 - A bot that raises or picks an action not in ``legal_actions`` is logged and the first legal
@@ -30,7 +33,10 @@ and needs no locking around the bot or the HTTP session.
   starts is then played like any other. Challenges that came while it was down are answered at
   start. ``run(..., challenges=False)`` leaves them unanswered.
 - Stops cleanly on Ctrl-C, when ``stop_event`` is set, or after ``max_matches`` finished matches
-  (from the command line, SIGTERM too: within one long-poll).
+  (from the command line, SIGTERM too). Stopping cuts the long-poll in flight (it does not wait
+  it out) and leaves the ladders the runner entered, within about a second in all, so a stopped
+  bot is never seated again; a match it is playing at that moment is not resigned (restart the
+  bot within the turn time and it plays on), so it may still be lost by timeouts.
 - Says what happens on the ``llsdk.bot`` logger: at INFO one line per match started, per round
   result and per match finished; at DEBUG also every move it makes (``llsdk play`` shows INFO,
   ``-v`` DEBUG, ``-q`` neither).
@@ -56,6 +62,7 @@ from .errors import (
     ChallengeNotFound,
     IllegalAction,
     InvalidRequest,
+    LLSDKError,
     MatchNotActive,
     NotFound,
     NotYourTurn,
@@ -68,6 +75,15 @@ from .errors import (
 from .models import Action, Challenge, Event, Notice, RoundResult, View
 
 log = logging.getLogger("llsdk.bot")
+
+#: the longest wait between two tries while the server is unreachable: the server's turn clock
+#: stands still during an outage and restarts an interrupted turn in full when it is back, so a
+#: bot must notice quickly that it is back
+MAX_OUTAGE_WAIT_S = 2.0
+#: how long leaving the ladders may take when the runner stops
+LEAVE_BUDGET_S = 1.0
+#: how often the stop watcher looks at ``stop_event``
+STOP_POLL_S = 0.05
 
 
 class Bot:
@@ -167,6 +183,8 @@ class Runner:
         self._rounds: dict[str, int] = {}  # the last round whose result was reported
         self._seen_seq: dict[str, int] = {}  # the last event reported (DEBUG)
         self._done = False  # max_matches reached (the caller's stop_event is left alone)
+        self._entered: list[str] = []  # the ladders this runner entered (left when it stops)
+        self._finished = threading.Event()
 
     # ------------------------------------------------------------------ the loop
 
@@ -175,11 +193,44 @@ class Runner:
         return self._done or self.stop_event.is_set()
 
     def run(self) -> RunStats:
+        self._finished.clear()
+        watcher = threading.Thread(target=self._watch_stop, name="llsdk-stop", daemon=True)
+        watcher.start()
         try:
             self._loop()
         except KeyboardInterrupt:
             log.info("interrupted: stopping")
+        finally:
+            self._finished.set()
+            self._leave_ladders()
         return self.stats
+
+    def _watch_stop(self) -> None:
+        """Cut the request in flight (the long-poll) as soon as ``stop_event`` is set."""
+        while not self._finished.is_set():
+            if self.stop_event.wait(STOP_POLL_S):
+                if not self._finished.is_set():
+                    self.client.interrupt()
+                return
+
+    def _leave_ladders(self) -> None:
+        """Leave the entered ladders, within ``LEAVE_BUDGET_S`` in all (a server that is down
+        will drop an absent bot from its schedule by itself: it stops counting as present)."""
+        if not self._entered:
+            return
+        timer = threading.Timer(LEAVE_BUDGET_S, self.client.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            for name in self._entered:
+                try:
+                    self.client.ladder.leave(name, timeout=LEAVE_BUDGET_S)
+                    log.info("left ladder %s", name)
+                except LLSDKError as e:
+                    log.warning("could not leave ladder %s: %s", name, e)
+        finally:
+            timer.cancel()
+        self._entered = []
 
     def _loop(self) -> None:
         cursor: str | None = None
@@ -204,17 +255,22 @@ class Runner:
                     last_sync = time.monotonic()
                 backoff = 1.0
             except (TransportError, ServerError, RateLimited) as e:
+                if self.stopping:
+                    break
                 self.stats.outages += 1
-                wait = e.retry_after if isinstance(e, RateLimited) and e.retry_after else backoff
+                retry_after = getattr(e, "retry_after", None)
+                wait = retry_after if retry_after else backoff
                 log.warning("server unreachable (%s); retrying in %.1f s", e, wait)
                 self.stop_event.wait(wait)  # (set: stop at once)
-                backoff = min(backoff * 2, 30.0)
+                backoff = min(backoff * 2, MAX_OUTAGE_WAIT_S)
                 synced = False  # reread the match list once it is back
 
     def _enter_ladders(self) -> None:
         for name in self.ladders:
             try:
                 self.client.ladder.enter(name)
+                if name not in self._entered:
+                    self._entered.append(name)
                 log.info("entered ladder %s", name)
             except NotFound:
                 log.warning("ladder %r not found on this server (not entered)", name)

@@ -9,12 +9,16 @@
         if view.my_turn:
             client.matches.act(m.match_id, view.legal_actions[0])
 
-Retries: network errors, 5xx and 429 are retried with exponential backoff and jitter (429 waits
-what ``Retry-After`` says). A request is only retried when a repeat cannot do anything twice:
+Retries: network errors, 5xx and 429 are retried with exponential backoff and jitter (429 and
+503 wait what ``Retry-After`` says). A request is only retried when a repeat cannot do anything twice:
 reads, DELETEs, actions (each carries an ``Idempotency-Key``, the same on every retry), and any
 request that never reached the server (connection refused). After the last retry the client
 raises :class:`~llsdk.errors.TransportError` or the API's error as an
 :class:`~llsdk.errors.APIError` subclass.
+
+Interrupting: :meth:`Client.interrupt` (from any thread) cuts every request in flight at once,
+a long-poll included (their sockets are shut down), and they raise ``TransportError`` without
+retrying; requests made afterwards work as usual. ``Bot.run`` uses it to stop within a moment.
 """
 
 from __future__ import annotations
@@ -22,15 +26,17 @@ from __future__ import annotations
 import json as _json
 import logging
 import random
+import socket
 import threading
-import time
 import uuid
+import weakref
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.connectionpool import HTTPConnectionPool
 
 from . import __version__
 from .errors import AlreadyJoined, APIError, RateLimited, ServerError, TransportError, error_for
@@ -55,6 +61,42 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
 
 
+class _InterruptibleAdapter(HTTPAdapter):
+    """An HTTPAdapter that remembers its open connections, so that :meth:`interrupt` can shut
+    their sockets down: a blocked read (a long-poll) returns at once instead of waiting its
+    time out. (urllib3 offers no way to cancel a request in flight from another thread.)"""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._conns: weakref.WeakSet[Any] = weakref.WeakSet()
+        super().__init__(*args, **kwargs)
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        conns = self._conns
+
+        def tracked(pool_cls: type[HTTPConnectionPool]) -> type[HTTPConnectionPool]:
+            base = pool_cls.ConnectionCls
+
+            def connect(conn: Any) -> None:
+                base.connect(conn)
+                conns.add(conn)
+
+            conn_cls = type(base.__name__, (base,), {"connect": connect})
+            return type(pool_cls.__name__, (pool_cls,), {"ConnectionCls": conn_cls})
+
+        pm = self.poolmanager
+        pm.pool_classes_by_scheme = {k: tracked(v) for k, v in pm.pool_classes_by_scheme.items()}
+
+    def interrupt(self) -> None:
+        for conn in list(self._conns):
+            sock = getattr(conn, "sock", None)
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+
 class Client:
     """A client of one Love Letter Arena server.
 
@@ -66,7 +108,7 @@ class Client:
 
     def __init__(self, base_url: str = DEFAULT_URL, token: str | None = None, *,
                  timeout: float = 30.0, max_retries: int = 5, backoff: float = 0.2,
-                 max_backoff: float = 10.0, session: requests.Session | None = None,
+                 max_backoff: float = 2.0, session: requests.Session | None = None,
                  user_agent: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
@@ -75,11 +117,15 @@ class Client:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.session = session or requests.Session()
+        self._adapters: list[_InterruptibleAdapter] = []
+        self._epoch = 0  # bumped by interrupt(): requests begun before it give up
+        self._interrupted = threading.Condition()
         if session is None:
             # room for a bot's long-poll plus its moves from several threads
-            adapter = HTTPAdapter(pool_connections=4, pool_maxsize=32)
+            adapter = _InterruptibleAdapter(pool_connections=4, pool_maxsize=32)
             self.session.mount("http://", adapter)
             self.session.mount("https://", adapter)
+            self._adapters.append(adapter)
         self.session.headers["User-Agent"] = user_agent or f"llsdk/{__version__}"
         self.session.headers["Accept"] = "application/json"
         self._rng = random.Random()
@@ -94,6 +140,16 @@ class Client:
 
     def close(self) -> None:
         self.session.close()
+
+    def interrupt(self) -> None:
+        """Cut every request of this client in flight now (from any thread): each raises
+        :class:`~llsdk.errors.TransportError` at once, without retrying. Later requests work
+        as usual. (With a ``session`` of your own, only requests waiting to retry are cut.)"""
+        with self._interrupted:
+            self._epoch += 1
+            self._interrupted.notify_all()
+        for adapter in self._adapters:
+            adapter.interrupt()
 
     def __enter__(self) -> Client:
         return self
@@ -145,12 +201,15 @@ class Client:
         # (connect, read): the read timeout covers a long-poll's wait
         to = (min(10.0, self.timeout), timeout if timeout is not None else self.timeout)
         attempt = 0
+        epoch = self._epoch
         while True:
             delay: float | None = None
             try:
                 resp = self.session.request(method, url, params=params, json=json, data=data,
                                             headers=hdrs, timeout=to)
             except (requests.ConnectionError, requests.Timeout) as e:
+                if self._epoch != epoch:
+                    raise TransportError(f"{method} {path}: interrupted") from e
                 never_sent = _never_sent(e)
                 if attempt >= self.max_retries or not (retry or never_sent):
                     raise TransportError(f"{method} {path}: {e}") from e
@@ -167,10 +226,14 @@ class Client:
                     isinstance(err, ServerError) and retry)
                 if attempt >= self.max_retries or not retryable:
                     raise err
-                if isinstance(err, RateLimited) and err.retry_after is not None:
-                    delay = min(err.retry_after + 0.05, 60.0)
+                retry_after = getattr(err, "retry_after", None)
+                if retry_after is not None:  # 429, 503
+                    delay = min(retry_after + 0.05, 60.0)
                 log.info("%s %s answered %s; retry %d", method, path, err.status, attempt + 1)
-            time.sleep(self._delay(attempt) if delay is None else delay)
+            with self._interrupted:
+                if self._interrupted.wait_for(lambda: self._epoch != epoch,
+                                              self._delay(attempt) if delay is None else delay):
+                    raise TransportError(f"{method} {path}: interrupted")
             attempt += 1
 
     @staticmethod
@@ -387,9 +450,10 @@ class Ladders(_Namespace):
         resp = self._c._request("POST", f"/v1/ladders/{name}/entries", retry=True)
         return LadderEntry.from_dict(_body(resp), name)
 
-    def leave(self, name: str) -> LadderEntry:
-        """Leave the ladder (running matches are played out)."""
-        resp = self._c._request("DELETE", f"/v1/ladders/{name}/entries")
+    def leave(self, name: str, *, timeout: float | None = None) -> LadderEntry:
+        """Leave the ladder: no new match is formed for you there (running matches are
+        played out). ``timeout`` bounds each try, in seconds."""
+        resp = self._c._request("DELETE", f"/v1/ladders/{name}/entries", timeout=timeout)
         return LadderEntry.from_dict(_body(resp), name)
 
 

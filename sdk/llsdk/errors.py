@@ -40,7 +40,7 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
         ├── RateLimited                 rate_limited (429), with ``retry_after`` seconds
         └── ServerError                 (5xx)
             ├── InternalError           internal_error (500)
-            └── ServiceUnavailable      unavailable (503)
+            └── ServiceUnavailable      service_unavailable (503), with ``retry_after``
 
 >>> e = error_for(409, {"status": 409, "code": "not_your_turn", "message": "wait"})
 >>> type(e).__name__, isinstance(e, Conflict), e.status, e.code
@@ -226,7 +226,14 @@ class InternalError(ServerError):
 
 
 class ServiceUnavailable(ServerError):
-    """``unavailable``: the service (or its Redis) is not ready."""
+    """``service_unavailable``: the service (or its Redis) is briefly down; nothing was changed.
+    ``retry_after`` is how many seconds the server suggests waiting (or None). Turn clocks stand
+    still while the service is down."""
+
+    def __init__(self, status: int, code: str, message: str, *, errors: Any = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status, code, message, errors=errors, headers=headers)
+        self.retry_after = parse_retry_after(self.headers.get("Retry-After"))
 
 
 #: every error code of the API v1 -> its exception class
@@ -252,7 +259,8 @@ CODE_CLASSES: dict[str, type[APIError]] = {
     "idempotency_key_reused": IdempotencyKeyReused,
     "rate_limited": RateLimited,
     "internal_error": InternalError,
-    "unavailable": ServiceUnavailable,
+    "service_unavailable": ServiceUnavailable,
+    "unavailable": ServiceUnavailable,  # the code of GET /readyz on earlier servers
     "player_not_found": PlayerNotFound,
     "challenge_self": ChallengeSelf,
     "duplicate_opponent": DuplicateOpponent,

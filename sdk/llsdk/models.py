@@ -300,6 +300,14 @@ class View:
     # ------------------------------------------------------------------ conveniences
 
     @property
+    def aborted(self) -> dict[str, Any] | None:
+        """Set when a rated match was aborted (a seat made no move of its own before its
+        first turn timed out): ``reason``, ``seat``, ``player_id``, ``message``. The match is
+        ``finished``, with no ``result``, and rated for nobody."""
+        aborted: dict[str, Any] | None = self.raw.get("aborted")
+        return aborted
+
+    @property
     def my_turn(self) -> bool:
         """Whether this seat must act now (``legal_actions`` is then non-empty)."""
         return bool(self.legal_actions) and self.turn is not None and self.turn.seat == self.seat
@@ -398,6 +406,12 @@ class Match:
                    d.get("round", 0), d.get("turn_seat"), d.get("winners"), d.get("seat"),
                    bool(d.get("your_turn", False)), bool(d.get("rated", False)),
                    d.get("ladder"), d.get("created_at"), d)
+
+    @property
+    def aborted(self) -> dict[str, Any] | None:
+        """Set when this rated match was aborted (see :attr:`View.aborted`)."""
+        aborted: dict[str, Any] | None = self.raw.get("aborted")
+        return aborted
 
 
 @dataclass(slots=True)

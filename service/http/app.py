@@ -10,6 +10,8 @@ import swagger_ui_bundle
 from flask import Flask, request, send_from_directory
 from flask_limiter import Limiter
 from flask_smorest import Api
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
@@ -44,7 +46,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         JSON_SORT_KEYS=False,
     )
     app.extensions["llconfig"] = cfg
-    app.extensions["redis"] = client = redis.Redis.from_url(cfg.redis_url)
+    app.extensions["redis"] = client = redis_client(cfg.redis_url)
     app.extensions["notifier"] = Notifier(client, metrics.LONGPOLL_WAITING)
     app.extensions["ladders"] = ladders_from_env()
     requestlog.init_app(app)  # first: its hooks run before the rate limiter's
@@ -60,7 +62,9 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     limiter = Limiter(
         key_func=_rate_key, app=app, default_limits=[cfg.rate_limit], headers_enabled=True,
         storage_uri=_limits_uri(cfg.redis_url), enabled=cfg.rate_limits_enabled,
-        strategy="fixed-window", key_prefix="ll:rl")
+        strategy="fixed-window", key_prefix="ll:rl",
+        # Redis down: let the request through to its own 503 (service_unavailable), not a 500
+        swallow_errors=True)
     limiter.exempt(health.blp)
     limiter.exempt(metrics_view)
     limiter.exempt(web.init_app(app))  # the HTML pages (they read the rate-limited JSON API)
@@ -73,6 +77,14 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
 
     return app
+
+
+def redis_client(url: str) -> redis.Redis:
+    """The API's Redis client. A connection the pool kept from before a Redis restart fails on
+    first use: two quick retries on a new connection hide that; a Redis that is really down
+    then fails the request within about 0.1 s (answered 503, see errors.py) instead of after
+    redis-py's default ten retries (several seconds)."""
+    return redis.Redis.from_url(url, retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
 
 
 def _rate_key() -> str:

@@ -11,6 +11,7 @@ import traceback
 from typing import Any
 
 import marshmallow as ma
+import redis
 from flask import Flask, Response, current_app, json, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
@@ -51,8 +52,11 @@ STATUS: dict[str, int] = {
     "idempotency_key_reused": 422,
     "rate_limited": 429,
     "internal_error": 500,
-    "unavailable": 503,
+    "service_unavailable": 503,
 }
+
+#: what a client is told to wait before trying again while Redis is unreachable (seconds)
+UNAVAILABLE_RETRY_AFTER_S = 1
 
 # engine code -> API code
 ENGINE_CODES = {
@@ -66,7 +70,7 @@ ENGINE_CODES = {
 _HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 409: "version_conflict", 412: "precondition_failed",
                413: "payload_too_large", 415: "unsupported_media_type", 422: "invalid_request",
-               429: "rate_limited", 500: "internal_error", 503: "unavailable"}
+               429: "rate_limited", 500: "internal_error", 503: "service_unavailable"}
 
 
 #: a rule id cited in a message: "(R11)", "(R20a)"
@@ -172,6 +176,18 @@ def register(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(e: HTTPException) -> Response:
         return _from_http(e)
+
+    @app.errorhandler(redis.ConnectionError)
+    @app.errorhandler(redis.TimeoutError)
+    def _redis_down(e: redis.RedisError) -> Response:
+        # Redis restarting or unreachable (BusyLoadingError, a ConnectionError, while it loads
+        # its data): nothing was changed (every change is one transaction), so the request can
+        # simply be repeated. The turn clock stands still meanwhile (store/clock.py).
+        app.logger.warning("redis unavailable: %s", e)
+        return error_response(503, "service_unavailable",
+                              "the service is briefly unavailable (its database is restarting);"
+                              " nothing was changed: try again shortly",
+                              headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)})
 
     @app.errorhandler(RecursionError)
     def _recursion(e: RecursionError) -> Response:

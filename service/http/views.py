@@ -68,6 +68,11 @@ def _decorate(doc: MatchDoc, v: dict[str, Any], now: float) -> dict[str, Any]:
     v["rated"] = doc.rated
     v["ladder"] = doc.ladder
     v["created_at"] = rfc3339(doc.created_at)
+    v["aborted"] = doc.aborted
+    if doc.aborted is not None:  # over for the service, though the engine's round was not
+        v["result"] = None
+        if "legal_actions" in v:
+            v["legal_actions"] = []
     return v
 
 
@@ -108,7 +113,9 @@ def summary(doc: MatchDoc, pid: str | None = None) -> dict[str, Any]:
         "created_at": rfc3339(doc.created_at),
         "round": 0 if s is None else s.round,
         "turn_seat": s.turn if s is not None and doc.status == ACTIVE else None,
-        "winners": s.winners if s is not None and doc.status not in (WAITING, ACTIVE) else None,
+        "winners": s.winners if s is not None and doc.status not in (WAITING, ACTIVE)
+        and doc.aborted is None else None,
+        "aborted": doc.aborted,
     }
     if pid is not None:
         seat = doc.seat_of(pid)

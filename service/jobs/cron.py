@@ -1,4 +1,5 @@
-"""``rq cron service/jobs/cron.py``: the periodic jobs.
+"""The periodic jobs, for ``python -m service.jobs.cron_runner service/jobs/cron.py`` (``rq
+cron`` that survives a Redis restart; plain ``rq cron service/jobs/cron.py`` also works):
 
 - timeouts.recover: overdue deadlines whose job was lost (every RECOVERY_INTERVAL_S, 10 s);
 - ladder.schedule: one scheduling pass per configured ladder, at the ladder's interval_s;

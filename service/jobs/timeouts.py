@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 
 #: recover() leaves deadlines younger than this to their own jobs
 RECOVERY_GRACE_S = 2.0
+#: a job that found its turn not yet due more than once (the service clock stood still: an
+#: outage) looks again no sooner than this
+RETRY_FLOOR_S = 0.5
 
 
 def _connection() -> redis.Redis:
@@ -57,11 +60,14 @@ def run(mid: str, version: int, attempt: int = 0) -> str:
         raise
     if doc.version != version:  # applied: by this job if it carries this job's clock reading
         return "applied" if doc.timed_out_at == now else "stale"
-    if doc.status == ACTIVE and doc.deadline is not None and now < doc.deadline:
-        # woke early (clock skew between hosts): go again at the deadline
+    if doc.status == ACTIVE and doc.deadline is not None:
+        # Not due yet: woke early (clock skew between hosts), or the deadline moved because
+        # the service clock stood still (store/clock.py). Go again at the deadline (which is
+        # the wall time it is now expected at).
+        at = doc.deadline if attempt == 0 else max(doc.deadline, now + RETRY_FLOOR_S)
         with r.pipeline() as pipe:
             pipe.multi()
-            deadlines.queue(pipe, doc, attempt=attempt + 1)
+            deadlines.queue(pipe, doc, attempt=attempt + 1, at=at)
             pipe.execute()
         return "early"
     return "stale"
@@ -75,10 +81,19 @@ def recover(limit: int = 1000) -> int:
     moved = 0
     for raw in due:
         mid = raw.decode()
-        n = expire_match(r, mid, now=time.time())
+        try:
+            before = matches.peek_version(r, mid)
+            doc = matches.expire(r, mid, now=time.time())
+        except StoreError as e:
+            if e.code != "not_found":
+                raise
+            r.zrem(keys.DEADLINES, mid)
+            continue
+        n = doc.version - before
         if n:
             log.info("recovered %d overdue timeout(s) of %s", n, mid)
             moved += n
-        elif matches.peek_version(r, mid) < 0:
-            r.zrem(keys.DEADLINES, mid)
+        elif doc.status == ACTIVE and doc.deadline is not None:
+            # not due after all: the service clock moved its deadline (an outage)
+            r.zadd(keys.DEADLINES, {mid: doc.deadline}, xx=True)
     return moved

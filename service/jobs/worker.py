@@ -30,6 +30,15 @@ players, 1 s deadlines, one worker):
   meantime ``timeouts.recover`` (``rq cron``) applies what is overdue. Two schedulers that both
   believe they hold a lock at once only cause duplicate jobs, which change nothing (the job's
   compare-and-set is on the turn's version).
+- The service clock. Every scheduler process is also a keeper of the service clock
+  (store/clock.py): it ticks at every poll, so turn deadlines count time only while a deadline
+  worker runs, Redis answers and the API beats.
+- Redis restarts. RQ's worker retries a lost connection only while it waits for a job (and
+  then with a wait that doubles up to 60 s); a connection error anywhere else in its loop (the
+  maintenance pass, a heartbeat, a job's bookkeeping) makes it log "unhandled exception" and
+  exit. :class:`DeadlineWorker` waits at most ``MAX_CONNECTION_WAIT_S`` between tries and
+  survives those errors: the loop goes on and tries again (a job cut short by the outage is
+  run again by ``timeouts.recover``, and every job here is idempotent).
 """
 
 from __future__ import annotations
@@ -47,6 +56,8 @@ from rq.scripts import acquire_or_refresh_lock
 from rq.utils import as_text, now
 from rq.worker import SimpleWorker
 
+from ..store import clock
+
 log = logging.getLogger(__name__)
 
 #: seconds between two polls of the scheduled-jobs registries
@@ -57,6 +68,9 @@ LOCK_TTL_S = 5
 HEARTBEAT_S = 1.0
 #: at most one keep-alive heartbeat of the worker itself this often (its key lives 420 s)
 WORKER_HEARTBEAT_S = 5.0
+#: the longest wait between two connection attempts while Redis is unreachable
+MAX_CONNECTION_WAIT_S = 2.0
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 
 class PreciseScheduledJobRegistry(ScheduledJobRegistry):
@@ -111,29 +125,74 @@ class DeadlineScheduler(RQScheduler):
 
     def work(self) -> None:
         self._install_signal_handlers()
-        self.register_birth()
         parent = os.getppid()
+        while not self._stop_requested and os.getppid() == parent:
+            try:
+                self.register_birth()
+                break
+            except REDIS_DOWN:  # (RQ's scheduler dies here: rq#2189) wait for Redis instead
+                time.sleep(HEARTBEAT_S)
         next_beat = 0.0
+        down = False
         while not self._stop_requested:
             if os.getppid() != parent:
                 self.log.warning("Scheduler %s: its worker is gone; stopping", self.name)
                 break
             try:
+                ticked = clock.tick(self.connection)
+                if ticked.startswith("resumed:"):
+                    self.log.warning("Scheduler %s: the service was down; %.1f s credited to "
+                                     "every pending turn", self.name, float(ticked[8:]))
                 if time.monotonic() >= next_beat:
                     next_beat = time.monotonic() + HEARTBEAT_S
                     self.heartbeat()
                 if self._acquired_locks:
                     self.enqueue_scheduled_jobs()
-            except (redis.ConnectionError, redis.TimeoutError) as exc:
-                self.log.warning("Scheduler %s: Redis unavailable (%s); retrying", self.name, exc)
-                time.sleep(HEARTBEAT_S)
+                if down:
+                    self.log.warning("Scheduler %s: Redis is back", self.name)
+                    down = False
+            except REDIS_DOWN as exc:
+                if not down:
+                    self.log.warning("Scheduler %s: Redis unavailable (%s); retrying",
+                                     self.name, exc)
+                down = True
+                time.sleep(HEARTBEAT_S / 4)
                 continue
             time.sleep(self.poll_interval)
-        self.stop()
+        try:
+            self.stop()
+        except REDIS_DOWN:
+            pass
 
 
 class DeadlineWorker(SimpleWorker):
     scheduler_interval = POLL_INTERVAL_S
+    max_connection_wait_time = MAX_CONNECTION_WAIT_S
+
+    # RQ's loop exits on a connection error outside its dequeue: these steps retry instead.
+
+    def check_for_suspension(self, burst: bool) -> None:
+        try:
+            super().check_for_suspension(burst)
+        except REDIS_DOWN as exc:
+            self._redis_down("suspension check", exc)
+
+    def run_maintenance_tasks(self) -> None:
+        try:
+            super().run_maintenance_tasks()
+        except REDIS_DOWN as exc:
+            self._redis_down("maintenance", exc)
+
+    def execute_job(self, job: Any, queue: Any) -> None:
+        try:
+            super().execute_job(job, queue)
+        except REDIS_DOWN as exc:  # the job is idempotent; recover() runs what it missed
+            self._redis_down(f"job {job.id}", exc)
+
+    def _redis_down(self, what: str, exc: BaseException) -> None:
+        self.log.warning("Worker %s: Redis unavailable during %s (%s); going on", self.name,
+                         what, exc)
+        time.sleep(0.5)
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         # RQ sends three keep-alive heartbeats per job (3 round trips each: half of a deadline
@@ -142,7 +201,13 @@ class DeadlineWorker(SimpleWorker):
         if (timeout is None and pipeline is None and self.last_heartbeat is not None
                 and (now() - self.last_heartbeat).total_seconds() < WORKER_HEARTBEAT_S):
             return
-        super().heartbeat(timeout, pipeline)
+        if pipeline is not None:
+            super().heartbeat(timeout, pipeline)
+            return
+        try:
+            super().heartbeat(timeout, pipeline)
+        except REDIS_DOWN as exc:
+            self._redis_down("heartbeat", exc)
 
     def _start_scheduler(self, burst: bool = False, logging_level: str | None = "INFO",
                          *args: Any, **kwargs: Any) -> None:

@@ -36,6 +36,14 @@ def on_starting(server):  # noqa: ANN001, ANN201 - gunicorn hook
             os.remove(os.path.join(path, name))
 
 
+def post_worker_init(worker):  # noqa: ANN001, ANN201 - gunicorn hook
+    # Each worker beats for the service clock (service/store/clock.py): turn clocks stand still
+    # while no API process runs.
+    from service.store.clock import ApiHeartbeat
+
+    ApiHeartbeat(worker.wsgi.extensions["redis"]).start()  # worker.wsgi: the loaded Flask app
+
+
 def child_exit(server, worker):  # noqa: ANN001, ANN201 - gunicorn hook
     from prometheus_client import multiprocess
 

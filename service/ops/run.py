@@ -10,7 +10,8 @@ Starts, in this order:
    at the repo top) with AOF on, so players and matches survive a restart of ``make run``.
    Delete that directory to start empty.
 2. The processes of :func:`stack_specs`: the API under gunicorn (``service/ops/gunicorn_conf.py``,
-   ``PORT`` default 8000), an RQ worker with the scheduler, ``rq cron`` and the house bots.
+   ``PORT`` default 8000), an RQ worker with the scheduler, the cron process
+   (``service.jobs.cron_runner``: ``rq cron`` that survives a Redis restart) and the house bots.
 
 The screen shows only what ``make run`` itself says: a line per step while it starts, then the
 banner (where to look: web, API, docs, OpenAPI, rules, Redis, the log file) once ``/readyz``
@@ -21,8 +22,15 @@ per-job lines, 3-4 per deadline job, would be most of the file), the house bots'
 
 Ctrl-C (SIGINT) or SIGTERM stops everything it started: each child runs in its own process group
 and gets SIGTERM, then SIGKILL after a grace period; the embedded Redis is stopped last. A second
-Ctrl-C kills at once. If any child exits on its own, that is printed with the end of the log,
-and everything else is stopped; the exit status is then 1.
+Ctrl-C kills at once.
+
+Supervision: once the stack is up, a child that exits on its own (the embedded Redis included) is
+logged and started again, after a backoff that doubles from ``RESTART_MIN_S`` (1 s) to
+``RESTART_MAX_S`` (30 s) while it keeps dying within ``STABLE_S`` (60 s) of its start, and
+starts again from 1 s once it has run that long. Every process of the stack reconnects to a
+restarted Redis by itself, so a restart of one never stops the others. (Before the stack is up,
+a child that dies still stops everything, with the end of the log and exit status 1: a broken
+set-up should not loop.)
 """
 
 from __future__ import annotations
@@ -54,6 +62,9 @@ GRACE_S = 10.0  # SIGTERM -> SIGKILL
 #: the log level of RQ's worker and cron processes under make run (``RQ_LOG_LEVEL``)
 RQ_LOG_LEVEL = os.environ.get("RQ_LOG_LEVEL") or "WARNING"
 STARTUP_TIMEOUT_S = 30.0
+RESTART_MIN_S = 1.0  # first wait before starting a dead child again
+RESTART_MAX_S = 30.0  # the longest wait
+STABLE_S = 60.0  # a child that ran this long starts again after RESTART_MIN_S
 
 
 @dataclass
@@ -84,9 +95,11 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
         ProcSpec("worker", [*rq_command(), "worker", "-w", "service.jobs.worker.DeadlineWorker",
                             "--with-scheduler", "--logging_level", RQ_LOG_LEVEL.upper(),
                             "--url", redis_url, *QUEUES], env),
-        # periodic jobs: overdue-deadline recovery and the ladders' scheduling passes
-        ProcSpec("cron", [*rq_command(), "cron", "--logging-level", RQ_LOG_LEVEL.lower(),
-                          "--url", redis_url, "service/jobs/cron.py"], env),
+        # periodic jobs: overdue-deadline recovery and the ladders' scheduling passes (rq cron,
+        # made to survive a Redis restart)
+        ProcSpec("cron", [PY, "-m", "service.jobs.cron_runner", "--logging-level",
+                          RQ_LOG_LEVEL.upper(), "--url", redis_url, "service/jobs/cron.py"],
+                 env),
     ]
     if os.environ.get("HOUSE_BOTS", "1") != "0":
         # a few example bots on the ladders, so a newcomer sees a living ladder (off: HOUSE_BOTS=0)
@@ -144,6 +157,8 @@ def descendants(pid: int) -> list[tuple[int, str]]:
 class Child:
     def __init__(self, spec: ProcSpec, stdout: IO[str] | None = None) -> None:
         self.spec = spec
+        self.stdout = stdout
+        self.started = time.monotonic()
         env = {**os.environ, **spec.env}
         parent = os.getpid()
         self.proc = subprocess.Popen(
@@ -276,10 +291,43 @@ def say(text: str) -> None:
 # --------------------------------------------------------------------------- main
 
 
+@dataclass
+class Restarts:
+    """The restart backoff of one child."""
+
+    delay: float = 0.0  # the last wait (0: none yet)
+    due: float | None = None  # when to start it again (monotonic), while it is dead
+    count: int = 0
+
+
 class Runner:
     def __init__(self) -> None:
         self.stopping: int | None = None  # the signal that asked us to stop
         self.children: list[Child] = []
+        self.restarts: dict[str, Restarts] = {}
+
+    def supervise(self, note: str = "", now: float | None = None) -> None:
+        """Start again every child that died, each after its backoff (see the module
+        docstring); called about every 0.2 s."""
+        now = time.monotonic() if now is None else now
+        for i, c in enumerate(self.children):
+            if c.alive():
+                continue
+            st = self.restarts.setdefault(c.spec.name, Restarts())
+            if st.due is None:
+                ran = now - c.started
+                st.delay = RESTART_MIN_S if ran >= STABLE_S or not st.delay else \
+                    min(RESTART_MAX_S, st.delay * 2)
+                st.due = now + st.delay
+                print(f"[run] {c.spec.name} (pid {c.pid}) exited with code {c.proc.returncode} "
+                      f"after {ran:.0f}s; starting it again in {st.delay:.0f}s{note}", flush=True)
+            elif now >= st.due and self.stopping is None:
+                st.due = None
+                st.count += 1
+                new = Child(c.spec, stdout=c.stdout)
+                self.children[i] = new
+                print(f"[run] {c.spec.name} started again (pid {new.pid}, restart "
+                      f"#{st.count})", flush=True)
 
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
         # os.write, not print: a handler may interrupt a print in progress.
@@ -345,7 +393,11 @@ class Runner:
                     print(f"[run] {base}/readyz did not answer 200 within "
                           f"{STARTUP_TIMEOUT_S:.0f}s; the end of {shown_log}:\n{tail(log_path)}",
                           flush=True)
-                    return 1
+                else:
+                    print(f"[run] {dead.spec.name} (pid {dead.pid}) exited with code "
+                          f"{dead.proc.returncode} while starting; stopping everything. The end "
+                          f"of {shown_log}:\n{tail(log_path)}", flush=True)
+                return 1
             else:
                 redis_note = (f"embedded, data in {embedded.data_dir}" if embedded
                               else "from REDIS_URL")
@@ -353,17 +405,13 @@ class Runner:
                 print("\n".join(banner(base, redis_url, redis_note, names, str(shown_log))),
                       flush=True)
             while self.stopping is None:
-                dead = self.dead_child()
-                if dead is not None:
-                    print(f"[run] {dead.spec.name} (pid {dead.pid}) exited with code "
-                          f"{dead.proc.returncode}; stopping everything. The end of "
-                          f"{shown_log}:\n{tail(log_path)}", flush=True)
-                    return 1
+                self.supervise(f" (its output: {shown_log})")
                 time.sleep(0.2)
             return 0
         finally:
             # The stack first (in parallel), the embedded Redis last.
-            redis_child = embedded.child if embedded else None
+            redis_child = next((c for c in self.children if c.spec.name == "redis"), None) \
+                if embedded else None
             stop_all([c for c in self.children if c is not redis_child])
             if redis_child is not None:
                 stop_all([redis_child])

@@ -54,13 +54,14 @@ def _queue(pool: ConnectionPool) -> Queue:
     return last[1]
 
 
-def queue(pipe: Pipeline, doc: MatchDoc, *, attempt: int = 0) -> None:
-    """Queue the pending turn's timeout job (inside MULTI)."""
+def queue(pipe: Pipeline, doc: MatchDoc, *, attempt: int = 0, at: float | None = None) -> None:
+    """Queue the pending turn's timeout job (inside MULTI), at its deadline or at ``at``."""
     if doc.status != ACTIVE or doc.deadline is None:
         return
+    at = doc.deadline if at is None else at
     q = _queue(pipe.connection_pool)
     jid = job_id(doc.id, doc.version, attempt)
-    q.enqueue_at(when(doc.deadline), JOB, doc.id, doc.version, job_id=jid, pipeline=pipe,
+    q.enqueue_at(when(at), JOB, doc.id, doc.version, job_id=jid, pipeline=pipe,
                  result_ttl=60, failure_ttl=24 * 3600, job_timeout=30)
     # The exact deadline as the score (see the module docstring); same MULTI, after RQ's ZADD.
-    pipe.zadd(ScheduledJobRegistry(queue=q).key, {jid: doc.deadline})
+    pipe.zadd(ScheduledJobRegistry(queue=q).key, {jid: at})

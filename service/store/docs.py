@@ -30,6 +30,14 @@ class MatchDoc:
     turn_started: float | None = None
     timed_out_at: float | None = None  # when the last timeout(s) were applied (server clock)
     finished_at: float | None = None
+    # the pending turn's start and deadline in service time (store/clock.py); None in documents
+    # written before the service clock, which then keep their wall-clock deadline
+    started_s: float | None = None
+    deadline_s: float | None = None
+    # per seat: whether it made a move of its own (the abort rule; None: not tracked)
+    moved: list[bool] | None = None
+    # a rated match ended unrated: {"reason", "seat", "player_id", "message"}
+    aborted: dict[str, Any] | None = None
     state: MatchState | None = None
 
     def to_json(self) -> bytes:

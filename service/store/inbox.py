@@ -38,9 +38,10 @@ def notices(doc: MatchDoc, old_status: str | None) -> list[tuple[str, dict[str, 
         out += [(pid, {"type": "match_started", "seat": i, **base})
                 for i, pid in enumerate(doc.seats)]
     if doc.status == FINISHED and old_status != FINISHED:
-        winners = doc.state.winners if doc.state else []
-        out += [(pid, {"type": "match_finished", "seat": i, "winners": winners, **base})
-                for i, pid in enumerate(doc.seats)]
+        winners = doc.state.winners if doc.state and doc.aborted is None else []
+        extra = {"aborted": doc.aborted} if doc.aborted is not None else {}
+        out += [(pid, {"type": "match_finished", "seat": i, "winners": winners, **extra,
+                       **base}) for i, pid in enumerate(doc.seats)]
     if doc.status == ACTIVE and doc.state is not None and doc.state.turn >= 0:
         seat = doc.state.turn
         out.append((doc.seats[seat], {"type": "your_turn", "seat": seat,

@@ -8,7 +8,10 @@ from typing import Any
 
 #: ladder defaults; LADDER_PRESENCE_WINDOW_S / LADDER_BENCH_AFTER / LADDER_PROVISIONAL_GAMES
 #: override them (read by ladders_from_env, so every process of a deployment must see the same)
-PRESENCE_WINDOW_S = 60  # a bot is present if it polled within this window
+#: a bot is present (schedulable) while it listens: a poll within this window. A waiting long-poll
+#: refreshes it every 2 s (service/realtime/longpoll.py) and stops when its client hangs up, so a
+#: stopped bot is off the schedule within about 5 s; a bot between two polls stays on.
+PRESENCE_WINDOW_S = 5
 BENCH_AFTER = 3  # consecutive ladder matches with a timeout or forfeit before benching
 PROVISIONAL_GAMES = 10  # the leaderboard marks a bot provisional below this many games
 

@@ -414,6 +414,8 @@ def rate(r: redis.Redis, mid: str, ladders: Mapping[str, LadderConfig],
     lad = ladders.get(doc.ladder) or LadderConfig(
         doc.ladder, doc.options["ruleset"], doc.seat_count)
     now = time.time() if now is None else now
+    if doc.aborted is not None:
+        return _settle_aborted(r, lad, doc, now)
     inflight, records = _k(lad.name, "inflight"), _k(lad.name, "players")
     places = engine.placings(doc.state)
     timeouts, bad = _misconduct(doc)
@@ -449,6 +451,42 @@ def rate(r: redis.Redis, mid: str, ladders: Mapping[str, LadderConfig],
                         "rating": rec.rating, "timeouts": timeouts[seat]}))
                     pipe.ltrim(_k(lad.name, f"h:{pid}"), 0, HISTORY_KEEP - 1)
                 pipe.hdel(inflight, mid)
+                pipe.execute()
+                return True
+            except redis.WatchError:
+                continue
+
+
+def _settle_aborted(r: redis.Redis, lad: LadderConfig, doc: MatchDoc, now: float) -> bool:
+    """An aborted match (a seat never moved before its first timeout: store/matches.py) is
+    rated for nobody: ratings, games, wins and streaks stay as they were. Each bot's history
+    shows it, marked ``aborted``; the absent bot is benched until it polls again. Exactly once,
+    with the same guard as a rating (the match leaves ``inflight`` in the same transaction)."""
+    assert doc.aborted is not None
+    absent = int(doc.aborted["seat"])
+    inflight, records = _k(lad.name, "inflight"), _k(lad.name, "players")
+    with r.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(inflight, records)
+                if not pipe.hexists(inflight, doc.id):
+                    return False
+                recs = [Record.parse(raw, lad.seats) for raw in pipe.hmget(records, doc.seats)]
+                pipe.multi()
+                for seat, (pid, rec) in enumerate(zip(doc.seats, recs, strict=True)):
+                    if seat == absent:
+                        rec.benched_at = now
+                        rec.benched_reason = (f"absent: made no move before its first turn "
+                                              f"timed out in {doc.id} (aborted)")
+                    pipe.hset(records, pid, rec.dump())
+                    pipe.hincrby(_k(lad.name, "active"), pid, -1)
+                    pipe.lpush(_k(lad.name, f"h:{pid}"), json.dumps({
+                        "match_id": doc.id, "at": now, "seat": seat, "place": None,
+                        "players": len(doc.seats), "mu": rec.mu, "sigma": rec.sigma,
+                        "rating": rec.rating, "timeouts": 0,
+                        "aborted": doc.aborted["message"]}))
+                    pipe.ltrim(_k(lad.name, f"h:{pid}"), 0, HISTORY_KEEP - 1)
+                pipe.hdel(inflight, doc.id)
                 pipe.execute()
                 return True
             except redis.WatchError:

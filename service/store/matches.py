@@ -23,7 +23,7 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import deadlines, inbox, keys, players, queues
+from . import clock, deadlines, inbox, keys, players, queues
 from .docs import ACTIVE, FINISHED, WAITING, MatchDoc
 from .errors import StoreError
 
@@ -47,9 +47,30 @@ def body_hash(body: Any) -> str:
 # --------------------------------------------------------------------------- reading
 
 
-def _due(doc: MatchDoc, now: float) -> bool:
-    """Whether the pending turn's deadline has passed (a timeout is due)."""
-    return doc.status == ACTIVE and doc.deadline is not None and now >= doc.deadline
+def _deadline_s(doc: MatchDoc, clk: clock.Clock, now: float) -> float | None:
+    """The pending turn's deadline in service time (see store/clock.py): its own, or later
+    when an outage interrupted the turn. None when no turn is pending."""
+    if doc.status != ACTIVE or doc.deadline is None:
+        return None
+    if doc.deadline_s is None or doc.started_s is None:  # a document from before the clock
+        return clk.now(now) + (doc.deadline - now)
+    return clk.deadline(doc.started_s, doc.deadline_s, float(doc.options["turn_timeout_s"]),
+                        now)
+
+
+def _due(doc: MatchDoc, clk: clock.Clock, now: float) -> bool:
+    """Whether the pending turn's deadline has passed in service time (a timeout is due)."""
+    d = _deadline_s(doc, clk, now)
+    return d is not None and clk.now(now) >= d
+
+
+def _refresh(doc: MatchDoc, clk: clock.Clock, now: float) -> MatchDoc:
+    """Bring the document's wall-clock ``deadline`` (what views, notices and jobs use) up to
+    date with the clock: an outage since the turn started moves it later."""
+    d = _deadline_s(doc, clk, now)
+    if d is not None and clk.kept:
+        doc.deadline = clk.to_wall(d, now)
+    return doc
 
 
 def _load(r: redis.Redis | Pipeline, mid: str) -> MatchDoc:
@@ -77,41 +98,75 @@ def get(r: redis.Redis, mid: str, *, now: float | None = None,
         raise StoreError("not_found", f"no match {mid!r}")
     doc = _load(r, mid)
     now = time.time() if now is None else now
-    if _due(doc, now):
+    clk = clock.current(r)
+    if _due(doc, clk, now):
         return expire(r, mid, now=now, deadline_jobs=deadline_jobs)
-    return doc
+    return _refresh(doc, clk, now)
 
 
 # --------------------------------------------------------------------------- writing
 
 
-def _set_deadline(doc: MatchDoc, start: float) -> None:
+def _set_deadline(doc: MatchDoc, clk: clock.Clock, now: float,
+                  start_s: float | None = None) -> None:
+    """Start the pending turn's clock at service time ``start_s`` (default: now). The deadline
+    is kept in service time (``deadline_s``) and, for display and job scheduling, as the wall
+    time it is expected at (``deadline``)."""
     if doc.status == ACTIVE:
-        doc.turn_started = start
-        doc.deadline = start + float(doc.options["turn_timeout_s"])
+        start_s = clk.now(now) if start_s is None else start_s
+        doc.started_s = start_s
+        doc.deadline_s = start_s + float(doc.options["turn_timeout_s"])
+        doc.turn_started = clk.to_wall(start_s, now)
+        doc.deadline = clk.to_wall(doc.deadline_s, now)
     else:
-        doc.turn_started = doc.deadline = None
+        doc.turn_started = doc.deadline = doc.started_s = doc.deadline_s = None
 
 
-def _after_engine_change(doc: MatchDoc, now: float) -> None:
+def _after_engine_change(doc: MatchDoc, clk: clock.Clock, now: float,
+                         start_s: float | None = None) -> None:
     assert doc.state is not None
     doc.version += 1
     if doc.state.status == engine.FINISHED:
         doc.status = FINISHED
-        doc.finished_at = now
-    _set_deadline(doc, now)
+        doc.finished_at = now if start_s is None else clk.to_wall(start_s, now)
+    _set_deadline(doc, clk, now, start_s)
 
 
-def _apply_due_timeouts(doc: MatchDoc, now: float) -> int:
-    """Apply every timeout due by ``now``; each next turn starts at the previous deadline."""
+def _absent(doc: MatchDoc, seat: int) -> bool:
+    """Whether ``seat`` has made no move of its own in this rated match (the abort rule)."""
+    return doc.rated and doc.moved is not None and not doc.moved[seat]
+
+
+def _abort(doc: MatchDoc, seat: int, now: float) -> None:
+    """End a rated match unrated: ``seat`` never moved before its first turn timed out (its bot
+    was not there). The engine state stays as it was; the match is over for the service."""
+    doc.version += 1
+    doc.status = FINISHED
+    doc.finished_at = now
+    doc.aborted = {
+        "reason": "absent", "seat": seat, "player_id": doc.seats[seat],
+        "message": f"seat {seat} ({doc.names[seat]}) made no move of its own before its first "
+                   "turn timed out: the match is aborted and rated for nobody",
+    }
+    doc.turn_started = doc.deadline = doc.started_s = doc.deadline_s = None
+
+
+def _apply_due_timeouts(doc: MatchDoc, now: float, clk: clock.Clock | None = None) -> int:
+    """Apply every timeout due by ``now`` (service time); each next turn starts at the previous
+    deadline. A rated match whose timing-out seat never moved is aborted instead."""
     applied = 0
-    while _due(doc, now) and applied < MAX_TIMEOUTS_PER_PASS:
-        assert doc.state is not None and doc.deadline is not None
-        deadline = doc.deadline
+    clk = clock.WALL if clk is None else clk
+    while _due(doc, clk, now) and applied < MAX_TIMEOUTS_PER_PASS:
+        assert doc.state is not None
+        deadline_s = _deadline_s(doc, clk, now)
+        if _absent(doc, doc.state.turn):
+            _abort(doc, doc.state.turn, now)
+            applied += 1
+            break
         doc.state, _ = engine.apply_timeout(
             doc.state, policy=doc.options["timeout_policy"],
             max_timeouts=int(doc.options["max_timeouts"]))
-        _after_engine_change(doc, deadline)
+        _after_engine_change(doc, clk, now, deadline_s)
         applied += 1
     if applied:
         doc.timed_out_at = now
@@ -238,8 +293,9 @@ def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: 
     opts["seed"], opts["tokens_to_win"] = state.seed, state.tokens_to_win
     doc = MatchDoc(id="m_" + secrets.token_hex(6), created_at=now, created_by=creator,
                    options=opts, rated=rated, ladder=ladder, seats=list(seats),
-                   names=list(names), status=ACTIVE, version=1 + len(seats), state=state)
-    _set_deadline(doc, now)
+                   names=list(names), status=ACTIVE, version=1 + len(seats), state=state,
+                   moved=[False] * len(seats))
+    _set_deadline(doc, clock.current(pipe), now)
     _write(pipe, doc, None, deadline_jobs)
     pipe.zadd(keys.ALL_MATCHES, {doc.id: now})
     for pid in seats:
@@ -269,7 +325,8 @@ def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
                 first_seat=o.get("first_seat"), deck=o.get("deck"),
                 two_player_setup=o["two_player_setup"])
             doc.status = ACTIVE
-            _set_deadline(doc, t)
+            doc.moved = [False] * doc.seat_count
+            _set_deadline(doc, clock.current(r), t)
         pipe.multi()
         _write(pipe, doc, old, deadline_jobs)
         pipe.zadd(keys.player_matches(pid), {mid: doc.created_at})
@@ -307,7 +364,8 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
         if seat is None:
             raise StoreError("forbidden", "you don't sit in this match")
         old = doc.status
-        due = _apply_due_timeouts(doc, t)
+        clk = clock.current(r)
+        due = _apply_due_timeouts(doc, t, clk)
         if expected_version is not None and expected_version != doc.version:
             raise StoreError("version_conflict",
                              f"expected version {expected_version}, the match is at "
@@ -324,7 +382,9 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
                 _count(pipe, timeouts=due)
                 pipe.execute()
             raise
-        _after_engine_change(doc, t)
+        if doc.moved is not None:
+            doc.moved[seat] = True
+        _after_engine_change(doc, clk, t)
         view = respond(doc, seat, t)
         pipe.multi()
         _write(pipe, doc, old, deadline_jobs)
@@ -355,8 +415,14 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
         if seat is None:
             raise StoreError("forbidden", "you don't sit in this match")
         old = doc.status
-        due = _apply_due_timeouts(doc, t)
+        clk = clock.current(r)
+        due = _apply_due_timeouts(doc, t, clk)
         if doc.status != ACTIVE:
+            if due:  # the timeouts (or an abort) stay applied
+                pipe.multi()
+                _write(pipe, doc, old, deadline_jobs)
+                _count(pipe, timeouts=due)
+                pipe.execute()
             raise StoreError("match_not_active", f"the match is {doc.status}")
         assert doc.state is not None
         try:
@@ -364,7 +430,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
         except EngineError as e:
             raise StoreError("match_not_active" if e.code == "match_over" else e.code,
                              e.message) from e
-        _after_engine_change(doc, t)
+        _after_engine_change(doc, clk, t)
         pipe.multi()
         _write(pipe, doc, old, deadline_jobs)
         _count(pipe, timeouts=due)
@@ -388,7 +454,9 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None,
         old = doc.status
         if version is not None and doc.version != version:
             return doc
-        due = _apply_due_timeouts(doc, t)
+        clk = clock.current(r)
+        due = _apply_due_timeouts(doc, t, clk)
+        _refresh(doc, clk, t)
         if due:
             pipe.multi()
             _write(pipe, doc, old, deadline_jobs)
@@ -445,5 +513,7 @@ def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True) -> 
     raws = r.mget([keys.match(m) for m in ids])
     docs = [MatchDoc.from_json(raw) for raw in raws if raw is not None]
     now = time.time()
-    return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, now) else d
+    clk = clock.current(r)
+    return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, clk, now)
+            else _refresh(d, clk, now)
             for d in docs]

@@ -47,7 +47,7 @@ THREADS = 4
 #: hidden cards)
 RUNNING_OPTIONS = {"ruleset", "seats", "turn_timeout_s", "timeout_policy", "max_timeouts",
                    "tokens_to_win", "two_player_setup"}
-SERVICE_FIELDS = {"match_id", "version", "options", "rated", "ladder", "created_at"}
+SERVICE_FIELDS = {"match_id", "version", "options", "rated", "ladder", "created_at", "aborted"}
 
 CONFIGS: list[tuple[str, int, str]] = [
     ("classic", 2, "three-up"), ("classic", 2, "three-down-one-up"), ("classic", 3, "three-up"),

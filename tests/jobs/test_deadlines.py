@@ -26,7 +26,7 @@ from service import engine
 from service.http import views
 from service.http.app import create_app
 from service.jobs import timeouts
-from service.store import deadlines, matches, players
+from service.store import clock, deadlines, matches, players
 from service.store.docs import ACTIVE, MatchDoc
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqProcess, RqWorker
@@ -248,6 +248,10 @@ def test_idle_player_times_out_then_forfeits_and_the_match_goes_on(
 
 def test_worker_sigkilled_then_new_worker_and_recovery_apply_each_overdue_timeout_once(
         r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+    """With no worker alive the turn clock stands still (store/clock.py): the killed worker's
+    pending turns are charged nothing for the time without one, and once a new worker runs
+    each of them gets a whole turn again; then every deadline is applied exactly once, by its
+    job or, for lost jobs, by the recovery."""
     first = procs("worker")
     starts = [new_match(r)[0] for _ in range(8)]
     time.sleep(1.6)  # some timeouts applied, a deadline pending in every match
@@ -256,6 +260,8 @@ def test_worker_sigkilled_then_new_worker_and_recovery_apply_each_overdue_timeou
     docs = [matches.load(r, s.id) for s in starts]
     overdue = [d for d in docs if d.deadline is not None and d.deadline < time.time() - 1]
     assert len(overdue) == len(docs), "every match should hold an overdue, unapplied deadline"
+    # no worker: the clock stands, so even a read past the (wall-clock) deadline applies nothing
+    assert [matches.get(r, d.id).version for d in docs] == [d.version for d in docs]
     # The jobs of three of them are lost as well (only the recovery job can apply those)
     lost = docs[:3]
     for d in lost:
@@ -265,21 +271,27 @@ def test_worker_sigkilled_then_new_worker_and_recovery_apply_each_overdue_timeou
     # A new worker (its scheduler gets the dead one's lock only once that expires) + the cron
     procs("worker", wait_for_locks=False)
     procs("cron", env={"RECOVERY_INTERVAL_S": "1"})
-    caught: list[float] = []
 
     def caught_up() -> bool:
         now = time.time()
-        if all(d.status != ACTIVE or (d.deadline or 0) > now
-               for d in (matches.load(r, s.id) for s in starts)):
-            caught.append(now)
-        return bool(caught)
+        return all(d.status != ACTIVE or (d.deadline or 0) > now
+                   for d in (matches.load(r, s.id) for s in starts))
 
     wait_for(caught_up, 20, "every overdue timeout to be applied", every=0.05)
-    for s in starts:
+    clk = clock.read(r)
+    assert clk.resumed is not None, "the new worker's keeper saw the time without a worker"
+    for s, at_kill in zip(starts, docs, strict=True):
         doc = matches.load(r, s.id)
-        n = check_chain(doc, s)  # each deadline applied once: none twice, none skipped
-        assert s.turn_started is not None
-        assert doc.status != ACTIVE or n >= int((caught[0] - s.turn_started) / T)  # none lost
+        assert doc.state is not None and s.state is not None
+        n = doc.version - s.version
+        assert len(timeout_events(doc, len(s.state.events))) == n  # none twice, none skipped
+        # in service time, the chain is unbroken: T apart before the kill, then the pending
+        # turn got a whole T from the moment the service was back
+        assert at_kill.started_s == pytest.approx(s.started_s + (at_kill.version - s.version) * T,
+                                                  abs=1e-6)
+        if doc.status == ACTIVE:
+            assert doc.started_s == pytest.approx(
+                clk.resumed + (doc.version - at_kill.version) * T, abs=1e-6)
     fin = FinishedJobRegistry("default", connection=r)
     recovered = [j.return_value() for j in Job.fetch_many(fin.get_job_ids(), connection=r)
                  if j is not None and j.func_name == "service.jobs.timeouts.recover"]

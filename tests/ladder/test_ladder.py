@@ -34,9 +34,10 @@ from rq import Queue
 from rq.job import Job
 
 from service.config import LadderConfig
+from service.http import views
 from service.jobs import ladder as ladder_jobs
 from service.store import keys, ladders, matches, players, presence, queues
-from service.store.docs import FINISHED, MatchDoc
+from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from service.store.errors import StoreError
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqWorker
@@ -187,6 +188,21 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float =
         time.sleep(every)
 
 
+def first_move_only(stack: Stack, ladder: str, pid: str, stop: threading.Event) -> None:
+    """Play the bot's first move in each of its ladder matches (through the store), no other."""
+    while not stop.wait(0.1):
+        for d in stack.ladder_matches(ladder, pid):
+            seat = d.seat_of(pid)
+            if d.status != ACTIVE or d.moved is None or seat is None or d.moved[seat] or \
+                    d.state is None or d.state.turn != seat:
+                continue
+            try:
+                matches.act(stack.r, d.id, pid, views.player_view(d, seat)["legal_actions"][0],
+                            respond=views.player_view, expected_version=d.version)
+            except StoreError:
+                pass  # the match moved meanwhile: look again
+
+
 def poll(client: Client) -> float:
     """One poll of /v1/me/events, as a bot's loop does; returns when (this machine's clock)."""
     at = time.time()
@@ -251,15 +267,18 @@ def test_a_bot_that_stops_polling_is_not_scheduled(stack: Stack) -> None:
         first = wait_for("a match for the quiet bot", lambda: stack.ladder_matches("away", qid),
                          timeout=10)[0]
         assert first.rated and first.ladder == "away" and set(first.seats) == {qid, partner.id}
-        # its match runs on timeouts (about 3 * T s); it must not get another one
+        # it never moves: its first timeout aborts the match (rated for nobody); it must not
+        # get another one
         wait_for("the first match to end", lambda: matches.load(stack.r, first.id).status
                  == FINISHED, timeout=30)
+        aborted = matches.load(stack.r, first.id).aborted
+        assert aborted is not None and aborted["player_id"] == qid
         time.sleep(4)  # four more passes with the partner free
         later = stack.ladder_matches("away", qid)
         assert [d.id for d in later] == [first.id]
         assert all(d.created_at <= last_poll + window + 2.5 for d in later)
         row = stack.row("away", qid)
-        assert row["entered"] and not row["present"] and row["games"] == 1
+        assert row["entered"] and not row["present"] and row["games"] == 0
         assert not stack.row("away", partner.id)["benched"]
         # it polls again: back on the schedule
         poll(quiet)
@@ -281,9 +300,15 @@ def test_a_bot_that_times_out_is_benched_until_it_polls_again(stack: Stack) -> N
     partner = BotThread(stack, "bench-partner", example_bot("random"), ["bench"])
     sleepy = stack.register("bench-sleepy")
     sid = sleepy.player_id  # type: ignore[attr-defined]
+    stop = threading.Event()
+    # it makes its first move in each match (so it is not absent: no abort), then never again:
+    # each of its matches runs on its timeouts, to a forfeit
+    mover = threading.Thread(target=first_move_only, args=(stack, "bench", sid, stop),
+                             daemon=True)
+    mover.start()
     try:
         sleepy.ladder.enter("bench")
-        poll(sleepy)  # present for 60 s; it never plays: every match of it runs on timeouts
+        poll(sleepy)  # present for 60 s
         row = wait_for("the bench", lambda: (x := stack.row("bench", sid))["benched"] and x,
                        timeout=60)
         assert row["benched_reason"] == f"timed out or forfeited in {k} ladder matches in a row"
@@ -302,6 +327,8 @@ def test_a_bot_that_times_out_is_benched_until_it_polls_again(stack: Stack) -> N
         row = stack.row("bench", sid)
         assert not row["benched"] and row["benched_reason"] is None
     finally:
+        stop.set()
+        mover.join(5)
         sleepy.ladder.leave("bench")
         sleepy.close()
         partner.close()
@@ -336,7 +363,14 @@ def test_league_ranking_games_and_seats_are_fair(stack: Stack,
             return boards
         return None
 
-    boards = wait_for("every bot to play enough", enough, timeout=240, every=1.0)
+    try:
+        boards = wait_for("every bot to play enough", enough, timeout=240, every=1.0)
+    except AssertionError:
+        for lad in ("duel", "table"):
+            docs = stack.ladder_matches(lad)
+            print(lad, {ids.get(r["player_id"], "?"): r["games"] for r in stack.board(lad)},
+                  f"{len(docs)} matches, {sum(d.aborted is not None for d in docs)} aborted")
+        raise
     report = {lad: [(ids[row["player_id"]], row["rating"], row["games"], row["seat_balance"],
                      row["timeouts"]) for row in rows] for lad, rows in boards.items()}
     print(json.dumps(report))

@@ -185,8 +185,10 @@ def test_server_errors_when_redis_is_gone(anon: Client) -> None:
     dead = os.path.join(tempfile.mkdtemp(prefix="llsdk-"), "no-redis.sock")
     with ApiServer(f"unix://{dead}") as srv:
         c = Client(srv.url, token=token, max_retries=0)
-        expect(errors.ServiceUnavailable, "unavailable", c.ready)
-        expect(errors.InternalError, "internal_error", c.me.get)
+        expect(errors.ServiceUnavailable, "service_unavailable", c.ready)
+        # Redis down is a 503 the client may repeat (it was a 500 before issue 11), with a wait
+        e = expect(errors.ServiceUnavailable, "service_unavailable", c.me.get)
+        assert isinstance(e, errors.ServiceUnavailable) and (e.retry_after or 0) >= 1
         # with retries the client tries again, then gives the same answer
         slow = Client(srv.url, token=token, max_retries=2, backoff=0.01)
         with pytest.raises(errors.ServiceUnavailable):
@@ -195,6 +197,6 @@ def test_server_errors_when_redis_is_gone(anon: Client) -> None:
 
 def test_every_reachable_code_was_reached() -> None:
     """Run last in this module: every code of service/http/errors.py was provoked above, except
-    unsupported_media_type (no route answers it)."""
-    missing = set(STATUS) - REACHED - {"unsupported_media_type"}
+    unsupported_media_type (no route answers it) and internal_error (only a bug answers it)."""
+    missing = set(STATUS) - REACHED - {"unsupported_media_type", "internal_error"}
     assert not missing, missing

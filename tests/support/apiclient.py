@@ -19,7 +19,8 @@ from service import engine
 from service.engine import MatchState
 
 #: keys the service adds around the engine's projection (service/http/views.py::_decorate)
-SERVICE_KEYS = frozenset({"match_id", "version", "options", "rated", "ladder", "created_at"})
+SERVICE_KEYS = frozenset({"match_id", "version", "options", "rated", "ladder", "created_at",
+                          "aborted"})
 SERVICE_TURN_KEYS = frozenset({"deadline", "seconds_left"})
 SERVICE_PLAYER_KEYS = frozenset({"player_id", "name"})
 

@@ -11,6 +11,10 @@ Used by the pytest fixtures in tests/conftest.py and by benchmarks under bench/:
 The server listens only on a unix socket inside a fresh temporary directory (``--port 0``
 disables TCP entirely), keeps no data on disk, and is killed and its directory removed on
 stop(). It never touches 127.0.0.1:6379 or any other shared Redis.
+
+``RedisProcess(persistent=True)`` keeps an append-only file (fsync on every write) in its
+directory, so that :meth:`RedisProcess.kill` (SIGKILL: an outage) and :meth:`RedisProcess.revive`
+(the same socket, the same data) simulate a Redis restart under running clients.
 """
 
 from __future__ import annotations
@@ -47,9 +51,11 @@ def find_redis_server() -> str:
 class RedisProcess:
     """A private redis-server process on a unix socket in its own temp directory."""
 
-    def __init__(self, executable: str | None = None, startup_timeout: float = 10.0) -> None:
+    def __init__(self, executable: str | None = None, startup_timeout: float = 10.0, *,
+                 persistent: bool = False) -> None:
         self.executable = executable or find_redis_server()
         self.startup_timeout = startup_timeout
+        self.persistent = persistent
         self.tmpdir: str | None = None
         self.socket_path: str | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -75,13 +81,20 @@ class RedisProcess:
         # Short prefix: unix socket paths are limited to ~107 bytes.
         self.tmpdir = tempfile.mkdtemp(prefix="llredis-")
         self.socket_path = os.path.join(self.tmpdir, "redis.sock")
+        self._spawn()
+        return self
+
+    def _spawn(self) -> None:
+        assert self.tmpdir is not None and self.socket_path is not None
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.persistent else \
+            ["--appendonly", "no"]
         args = [
             self.executable,
             "--port", "0",
             "--unixsocket", self.socket_path,
             "--unixsocketperm", "700",
             "--save", "",
-            "--appendonly", "no",
+            *aof,
             "--daemonize", "no",
             "--dir", self.tmpdir,
             "--logfile", "redis.log",
@@ -98,7 +111,26 @@ class RedisProcess:
         except BaseException:
             self.stop()
             raise
+
+    def kill(self) -> None:
+        """SIGKILL the server (an outage); its directory, socket path and data stay."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+        if self.socket_path and os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)  # clients now fail at once (no such file)
+
+    def revive(self) -> RedisProcess:
+        """Start the server again after :meth:`kill`: same socket, same data (if persistent)."""
+        if self.proc is not None:
+            raise RuntimeError("RedisProcess is running")
+        self._spawn()
         return self
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def _wait_ready(self) -> None:
         assert self.proc is not None

@@ -168,10 +168,11 @@ class RqWorker(RqProcess):
 
 
 class RqCron(RqProcess):
-    """``rq cron service/jobs/cron.py`` (``RECOVERY_INTERVAL_S`` from ``env``)."""
+    """``python -m service.jobs.cron_runner service/jobs/cron.py``: ``rq cron`` that survives a
+    Redis restart (``RECOVERY_INTERVAL_S`` from ``env``)."""
 
     name = "cron"
 
     def argv(self) -> list[str]:
-        return [rq_executable(), "cron", "--url", self.redis_url, "--path", REPO,
-                "service/jobs/cron.py"]
+        return [sys.executable, "-m", "service.jobs.cron_runner", "--url", self.redis_url,
+                "--path", REPO, "service/jobs/cron.py"]

@@ -30,6 +30,6 @@ class Ready(MethodView):
         try:
             store().ping()
         except redis.RedisError as e:
-            return json_response({"status": 503, "code": "unavailable",
-                                  "message": f"redis: {e}"}, 503)
+            return json_response({"status": 503, "code": "service_unavailable",
+                                  "message": f"redis: {e}"}, 503, {"Retry-After": "1"})
         return json_response({"status": "ok"})

@@ -37,8 +37,9 @@ class LadderSchema(ma.Schema):
     max_concurrent = f.Integer(metadata={"description": "matches of this ladder one bot may "
                                                         "play at once"})
     description = f.String()
-    presence_window_s = f.Integer(metadata={"description": "a bot is scheduled only if it "
-                                                           "polled within this many seconds"})
+    presence_window_s = f.Integer(metadata={"description": "a bot is scheduled only while it "
+                                                           "listens: a poll within this many "
+                                                           "seconds (a waiting long-poll counts)"})
     bench_after = f.Integer(metadata={"description": "consecutive ladder matches with a timeout "
                                                      "or forfeit that bench a bot"})
     provisional_games = f.Integer(metadata={"description": "games before a rating stops being "
@@ -71,7 +72,8 @@ class RowSchema(ma.Schema):
     benched = f.Boolean(metadata={"description": "not scheduled until it polls again"})
     benched_reason = f.String(allow_none=True)
     entered = f.Boolean()
-    present = f.Boolean(metadata={"description": "polled within presence_window_s"})
+    present = f.Boolean(metadata={"description": "listening: polled within presence_window_s "
+                                                "or waiting in a long-poll"})
     active_matches = f.Integer(metadata={"description": "ladder matches it is playing"})
     last_played_at = f.Float(allow_none=True, metadata={"description": "when its last match "
                                                                        "was rated (epoch s)"})

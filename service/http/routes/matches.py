@@ -193,6 +193,7 @@ class View(MethodView):
         wait = min(args["wait"], config().max_wait_s)
         if wait > 0 and after is not None and doc.version <= after:
             doc = longpoll.wait_for_match(r, notifier(), match_id, after, wait,
+                                          longpoll.Listening(r, pid, request.environ),
                                           deadline_jobs=deadline_jobs())
         etag = f'"{doc.version}"'
         if have is not None and have == doc.version:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
+from flask import request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import fields as f
@@ -97,7 +98,9 @@ class MyEvents(MethodView):
         if args["challenges"]:
             presence.listen(r, pid)
         wait = min(args["wait"], config().max_wait_s)
-        notices, cursor = longpoll.wait_for_notices(r, notifier(), pid, args.get("after"), wait)
+        listening = longpoll.Listening(r, pid, request.environ, challenges=args["challenges"])
+        notices, cursor = longpoll.wait_for_notices(r, notifier(), pid, args.get("after"), wait,
+                                                    listening)
         if args["challenges"] and wait > 0:
             presence.listen(r, pid)  # still listening at the end of a long wait
         return json_response({"events": notices, "cursor": cursor})

@@ -49,6 +49,16 @@ class SeatSchema(Open):
     forfeited = f.Boolean()
 
 
+class AbortedSchema(Open):
+    """Why a rated match ended unrated (its status is ``finished``, its ``result`` null)."""
+
+    reason = f.String(required=True, metadata={"description": "absent: a seat made no move of "
+                                               "its own before its first turn timed out"})
+    seat = f.Integer(required=True, metadata={"description": "the absent seat"})
+    player_id = f.String(required=True)
+    message = f.String(required=True)
+
+
 class ResultSchema(Open):
     winners = f.List(f.Integer(), required=True)
     placings = f.List(f.Integer(), required=True)
@@ -76,6 +86,8 @@ class ViewSchema(Open):
     result = f.Nested(ResultSchema, allow_none=True, required=True)
     last_round = f.Dict(allow_none=True)
     options = f.Dict()
+    aborted = f.Nested(AbortedSchema, allow_none=True, metadata={
+        "description": "set when a rated match was aborted (rated for nobody)"})
 
 
 class MatchSummarySchema(Open):
@@ -90,6 +102,7 @@ class MatchSummarySchema(Open):
     winners = f.List(f.Integer(), allow_none=True)
     seat = f.Integer(allow_none=True)
     your_turn = f.Boolean()
+    aborted = f.Nested(AbortedSchema, allow_none=True)
 
 
 class MatchListSchema(ma.Schema):

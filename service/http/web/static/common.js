@@ -89,7 +89,11 @@ const LL = (() => {
 
   function cardBack() { return el("span", { class: "card back", title: "a hidden card" }, "?"); }
 
-  function statusBadge(status) { return el("span", { class: `badge ${status}` }, status); }
+  /** A match's status; an aborted match (rated for nobody) says so, with the reason on hover. */
+  function statusBadge(status, aborted) {
+    if (aborted) return el("span", { class: "badge aborted", title: aborted.message }, "aborted");
+    return el("span", { class: `badge ${status}` }, status);
+  }
 
   function matchLink(id) { return el("a", { href: `/matches/${encodeURIComponent(id)}` }, id); }
 

@@ -26,7 +26,7 @@
       el("thead", {}, el("tr", {}, ["Match", "Status", "Ruleset", "Ladder", "Round", "Players"].map((h) => el("th", {}, h)))),
       el("tbody", {}, matches.map((m) => el("tr", {},
         el("td", {}, matchLink(m.match_id)),
-        el("td", {}, statusBadge(m.status)),
+        el("td", {}, statusBadge(m.status, m.aborted)),
         el("td", {}, m.ruleset),
         el("td", {}, m.ladder || "–"),
         el("td", { class: "num" }, m.round),

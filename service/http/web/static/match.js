@@ -70,8 +70,9 @@
 
   function header(v) {
     const st = $("status");
-    st.textContent = v.status;
-    st.className = `badge ${v.status}`;
+    st.textContent = v.aborted ? "aborted" : v.status;
+    st.className = `badge ${v.aborted ? "aborted" : v.status}`;
+    if (v.aborted) st.title = v.aborted.message;
     const bits = [`${v.ruleset}`, `${v.players_count || v.players.length} seats`, `first to ${v.tokens_to_win ?? "?"} tokens`];
     if (v.ladder) bits.push(`ladder ${v.ladder}${v.rated ? " (rated)" : ""}`);
     if (v.options && v.options.turn_timeout_s) bits.push(`${v.options.turn_timeout_s}s per turn`);
@@ -362,6 +363,7 @@
     steps = buildSteps(data.events, v.players.length);
     if (!steps.length) return renderLive(v);
     const res = v.result;
+    if (v.aborted) $("match-info").append(" · ", el("strong", { class: "result aborted" }, `aborted, rated for nobody: ${v.aborted.message}`));
     if (res) $("match-info").append(" · ", el("strong", { class: "result" }, `${whoList(res.winners)} won · tokens ${res.tokens.join("–")} · ${res.rounds} round${res.rounds === 1 ? "" : "s"}`));
     $("log-title").textContent = "Events (the full record: every hand is revealed)";
     $("replay-controls").hidden = false;

@@ -38,11 +38,11 @@
         const won = m.winners && me && m.winners.includes(me.seat);
         return el("tr", {},
           el("td", {}, matchLink(m.match_id)),
-          el("td", {}, statusBadge(m.status)),
+          el("td", {}, statusBadge(m.status, m.aborted)),
           el("td", {}, m.ruleset),
           el("td", {}, m.ladder || "–"),
           el("td", {}, m.players.map((p, i) => [i ? ", " : "", playerLink(p.player_id, p.name)])),
-          el("td", {}, m.status === "finished" ? (won ? "won" : "lost") : "–"));
+          el("td", {}, m.aborted ? "aborted (unrated)" : m.status === "finished" ? (won ? "won" : "lost") : "–"));
       }))));
     document.body.dataset.loaded = "1";
   }

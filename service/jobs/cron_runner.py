@@ -1,0 +1,87 @@
+"""``python -m service.jobs.cron_runner [--url URL] service/jobs/cron.py``: ``rq cron`` that
+survives a Redis restart.
+
+RQ's ``CronScheduler.start`` has no handling for a lost connection: the first ``ConnectionError``
+(Redis restarted, a network blip) ends the loop and the process, and the periodic jobs (deadline
+recovery, the ladders' scheduling passes) stop for good. :class:`ResilientCronScheduler` runs the
+same loop with the same jobs and registry entries, and on a connection error logs once, waits
+``RETRY_S`` and tries again; a missed run is made up at the next pass (every job is
+idempotent)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+
+import redis
+from rq.cron import CronScheduler
+from rq.exceptions import StopRequested
+
+log = logging.getLogger("service.jobs.cron_runner")
+
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+#: seconds between two tries while Redis is unreachable
+RETRY_S = 1.0
+
+
+class ResilientCronScheduler(CronScheduler):
+    def start(self) -> None:
+        self.log.info("CronScheduler %s: starting...", self.name)
+        self._install_signal_handlers()
+        down = False
+        registered = False
+        try:
+            while True:
+                try:
+                    if not registered:
+                        self.register_birth()
+                        registered = True
+                    if self.enqueue_jobs():
+                        self.save()
+                    self.heartbeat()
+                    if down:
+                        self.log.warning("CronScheduler %s: Redis is back", self.name)
+                        down = False
+                except REDIS_DOWN as exc:
+                    if not down:
+                        self.log.warning("CronScheduler %s: Redis unavailable (%s); retrying "
+                                         "every %.0f s", self.name, exc, RETRY_S)
+                    down = True
+                    time.sleep(RETRY_S)
+                    continue
+                sleep_time = self.calculate_sleep_interval()
+                if sleep_time > 0:
+                    time.sleep(sleep_time)
+        except (KeyboardInterrupt, StopRequested):
+            self.log.info("CronScheduler %s: stop requested", self.name)
+        finally:
+            try:
+                self.register_death()
+            except REDIS_DOWN:
+                pass
+            self.log.info("CronScheduler %s: shutdown complete", self.name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
+    ap.add_argument("--path", default=None, help="added to sys.path (as rq cron --path)")
+    ap.add_argument("--logging-level", default=os.environ.get("LOG_LEVEL", "INFO").upper())
+    ap.add_argument("config_path")
+    args = ap.parse_args(argv)
+    if args.path:
+        sys.path.insert(0, args.path)
+    logging.basicConfig(level=args.logging_level,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    cron = ResilientCronScheduler(connection=redis.Redis.from_url(args.url),
+                                  logging_level=args.logging_level)
+    cron.load_config_from_file(args.config_path)
+    cron.start()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
