@@ -73,10 +73,11 @@ def api(api_server: ApiServer) -> Iterator[Api]:
     client.close()
 
 
-def sign_up(page: Any, base: str, name: str) -> dict[str, Any]:
+def sign_up(page: Any, base: str, name: str, shots: bool = True) -> dict[str, Any]:
     page.goto(f"{base}/play")
     page.wait_for_selector("#signup-name")
-    screenshot(page, "play-01-sign-up")
+    if shots:
+        screenshot(page, "play-01-sign-up")
     page.fill("#signup-name", name)
     page.click("#signup button[type=submit]")
     page.wait_for_selector("#token-once:not([hidden])")
@@ -86,7 +87,8 @@ def sign_up(page: Any, base: str, name: str) -> dict[str, Any]:
     me = requests.get(f"{base}/v1/me", headers={"Authorization": f"Bearer {shown}"}, timeout=10)
     assert me.status_code == 200 and me.json()["name"] == name
     assert me.json().get("kind") == "human"
-    screenshot(page, "play-02-token-shown-once")
+    if shots:
+        screenshot(page, "play-02-token-shown-once")
     page.click("#token-done")
     assert page.inner_text("#token-value") == ""  # shown once: gone from the page
     return stored  # type: ignore[no-any-return]
@@ -201,7 +203,7 @@ def test_person_accepts_a_challenge_in_the_lobby(page: Any, api: Api, api_server
     """A bot challenges a person who has the Play page open: the challenge appears under
     Received with Accept and Decline; a declined one closes, an accepted one opens the table."""
     base = api_server.url
-    me = sign_up(page, base, "grace_h")
+    me = sign_up(page, base, "grace_h", shots=False)
     # the open page listens for challenges: the person is online and takes them
     end = time.monotonic() + 15
     while time.monotonic() < end:
@@ -240,3 +242,58 @@ def test_person_accepts_a_challenge_in_the_lobby(page: Any, api: Api, api_server
     assert got["status"] == "accepted" and got["match_id"] == mid
     assert {p["name"] for p in api.summary(mid)["players"]} == {me["name"], bot.name}
     screenshot(page, "play-09-accepted-table")
+
+
+def test_two_people_play_each_other(browser: Any, api: Api, api_server: ApiServer) -> None:
+    """Person A challenges person B (both on the Play page, in two browsers); B accepts; both
+    tables open and each person plays their own moves by clicking until both see the result."""
+    base = api_server.url
+    pages = []
+    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}) for _ in range(2)]
+    try:
+        errors: list[str] = []
+        for ctx in contexts:
+            pg = ctx.new_page()
+            pg.set_default_timeout(15000)
+            pg.on("pageerror", lambda e: errors.append(str(e)))
+            pages.append(pg)
+        a, b = pages
+        me_a = sign_up(a, base, "alan_t", shots=False)
+        me_b = sign_up(b, base, "barbara_l", shots=False)
+        a.goto(f"{base}/play")  # the online list as it stands now, with B listening
+        a.locator(f"#online-table tr[data-name='{me_b['name']}'] button.pick").click()
+        a.select_option("#ruleset", "2019")
+        a.click("#challenge details summary")
+        a.select_option("#tokens", "2")
+        a.click("#challenge-send")
+        item = b.locator("#incoming li.challenge")
+        item.wait_for()
+        assert me_a["name"] in item.inner_text()
+        item.locator("button", has_text="Accept").click()
+        for pg in pages:
+            pg.wait_for_url("**/play/m_*", timeout=20000)
+        assert a.url == b.url
+        mid = a.url.rsplit("/", 1)[-1]
+        rngs = [random.Random(21), random.Random(22)]
+        end = time.monotonic() + 90
+        while time.monotonic() < end:
+            states = [pg.evaluate("({s: document.body.dataset.status, t: document.body.dataset.myTurn})")
+                      for pg in pages]
+            if all(st["s"] == "finished" for st in states):
+                break
+            for pg, st, rng in zip(pages, states, rngs, strict=True):
+                if st["s"] == "active" and st["t"] == "1" and \
+                        pg.locator("#hand button:not([disabled])").count():
+                    click_one_move(pg, rng)
+            time.sleep(0.1)
+        for pg in pages:
+            pg.wait_for_selector("#result #match-result")
+        screenshot(b, "play-10-person-vs-person")
+        summary = api.summary(mid)
+        assert summary["status"] == "finished"
+        assert {p["name"] for p in summary["players"]} == {me_a["name"], me_b["name"]}
+        assert max(summary["result"]["tokens"]) >= 2
+        assert not errors, f"JavaScript errors on the pages: {errors}"
+    finally:
+        for ctx in contexts:
+            ctx.close()

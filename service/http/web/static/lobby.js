@@ -151,6 +151,7 @@
     const body = { opponents, ruleset: $("ruleset").value, turn_timeout_s: parseInt($("turn-timeout").value, 10) };
     const seed = $("seed").value.trim();
     if (seed) body.seed = seed;
+    if ($("tokens").value) body.tokens_to_win = parseInt($("tokens").value, 10);
     const deck = $("deck").value.split(/[\s,]+/).map((s) => s.trim().toLowerCase()).filter(Boolean);
     if (deck.length) body.deck = deck;
     if ($("me-first").checked) {

@@ -180,6 +180,7 @@
     document.body.dataset.round = view.round;
     document.body.dataset.myTurn = myTurn() ? "1" : "0";
     document.body.dataset.phase = phase() || "";
+    $("resign").hidden = view.status !== "active";
     header();
     opponents();
     centre();
@@ -428,6 +429,7 @@
       ol.append(li);
     }
     ol.scrollTop = ol.scrollHeight;
+    requestAnimationFrame(() => { ol.scrollTop = ol.scrollHeight; }); // after the layout settles
     animateSeqs = new Set();
   }
 
