@@ -175,7 +175,6 @@ class Runner:
         self.resync_every = resync_every
         self.stats = RunStats()
         self.challenges = challenges
-        self._me: str | None = None  # our player id (to find our answer in a challenge)
         self._answered: set[str] = set()  # challenge ids
         self._versions: dict[str, int] = {}  # active matches: the last version we saw
         self._started: set[str] = set()
@@ -276,19 +275,9 @@ class Runner:
                 log.warning("ladder %r not found on this server (not entered)", name)
 
     def _resync(self) -> None:
-        """Answer the challenges waiting for us, then play every active match from the server's
-        list and finish the ones that ended."""
-        if self.challenges:
-            if self._me is None:
-                self._me = self.client.me.get().id
-            try:
-                waiting = self.client.challenges.list().incoming
-            except NotFound:  # a server from before challenges
-                log.warning("this server has no challenges; not answering any")
-                self.challenges, waiting = False, []
-            for ch in waiting:
-                if ch.open and ch.answer_of(self._me) == "pending":
-                    self._answer(ch)
+        """Play every active match from the server's list and finish the ones that ended, then
+        answer the challenges still open for us (listing the matches first marks the bot
+        present for its ladders as early as possible)."""
         active = list(self.client.me.all_matches(status="active"))
         ids = {m.match_id for m in active}
         for m in active:
@@ -301,6 +290,15 @@ class Runner:
                 self._safe_play(m.match_id)
         for mid in [mid for mid in self._versions if mid not in ids]:
             self._safe_play(mid)  # ended while we were not looking
+        if self.challenges and not self.stopping:
+            try:
+                waiting = self.client.challenges.list().incoming
+            except NotFound:  # a server from before challenges
+                log.warning("this server has no challenges; not answering any")
+                self.challenges, waiting = False, []
+            for ch in waiting:
+                # (answering again after a restart is harmless: the server keeps the first)
+                self._answer(ch)
 
     def _answer(self, challenge: Challenge) -> None:
         """Accept or decline as :meth:`Bot.accept_challenge` says (once per challenge)."""

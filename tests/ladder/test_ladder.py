@@ -219,7 +219,7 @@ def test_ladders_are_configured(stack: Stack) -> None:
     assert got["duel"] | {"entries": 0} == {
         "name": "duel", "ruleset": "classic", "seats": 2, "turn_timeout_s": T, "interval_s": 1,
         "max_concurrent": 1, "description": "", "presence_window_s": 15, "bench_after": 3,
-        "provisional_games": 10, "entries": 0}
+        "provisional_games": 10, "humans": False, "entries": 0}
     assert got["table"]["ruleset"] == "2019" and got["table"]["seats"] == 4
     assert got["away"]["presence_window_s"] == 3 and got["away"]["bench_after"] == 3
     assert got["bench"]["bench_after"] == 2 and got["bench"]["presence_window_s"] == 60
