@@ -46,8 +46,9 @@ if REPO not in sys.path:
 import redis  # noqa: E402
 
 from service.config import LadderConfig  # noqa: E402
-from service.store import keys, ladders  # noqa: E402
+from service.store import keys, ladder_planner, ladders  # noqa: E402
 from service.store.docs import FINISHED, MatchDoc  # noqa: E402
+from service.store.rating import Record  # noqa: E402
 from tests.support.measure import cpu_seconds, pct  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 
@@ -198,11 +199,11 @@ def synthetic(r: redis.Redis, lad: LadderConfig, n: int, seed: int = 1) -> list[
         games = rng.randrange(200)
         seats = [games // lad.seats] * lad.seats
         seats[rng.randrange(lad.seats)] += games % lad.seats
-        rec = ladders.Record(mu=rng.gauss(25, 6), sigma=rng.uniform(0.8, 8.3), games=games,
+        rec = Record(mu=rng.gauss(25, 6), sigma=rng.uniform(0.8, 8.3), games=games,
                              wins=games // 2, seats=seats, recent=rng.uniform(0, 30),
                              last_at=now - rng.uniform(0, 600),
                              last_table=[pids[rng.randrange(n)] for _ in range(lad.seats - 1)])
-        pipe.hset(f"ll:lad:{lad.name}:players", pid, rec.dump())
+        pipe.hset(f"ll:lad:{lad.name}:players", pid, rec.to_json())
         pipe.zadd(f"ll:lad:{lad.name}:entries", {pid: now})
         pipe.zadd(keys.PRESENCE, {pid: now})
         if len(pipe) > 5000:
@@ -231,9 +232,9 @@ def scheduling(opts: argparse.Namespace, rp: RedisProcess) -> None:
     n = opts.synthetic
     pids = synthetic(r, DUEL, n)
     raws = r.hmget(f"ll:lad:{DUEL.name}:players", pids)
-    recs = {p: ladders.Record.parse(x, 2) for p, x in zip(pids, raws, strict=True)}
+    recs = {p: Record.from_json(x, 2) for p, x in zip(pids, raws, strict=True)}
     t = time.perf_counter()
-    tables = ladders.plan_tables(DUEL, pids, recs, random.Random(3))
+    tables = ladder_planner.plan_tables(DUEL, pids, recs, random.Random(3))
     plan_ms = (time.perf_counter() - t) * 1000
     assert len(tables) == n // 2
     ms, made = timed_pass(r, DUEL)

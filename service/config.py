@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .store.ladder_config import LadderConfig
@@ -22,7 +22,6 @@ class Config:
     max_body_bytes: int = 16 * 1024
     # Long-polls and deadlines
     max_wait_s: int = 60
-    idempotency_ttl_s: int = 48 * 3600
     rate_limit: str = "20/second;600/minute"
     rate_limits_enabled: bool = True
     enqueue_jobs: bool = True  # schedule RQ deadline jobs when turns start
@@ -32,7 +31,6 @@ class Config:
     challenge_max_open: int = 20
     # GET /v1/players/online: who polled (ready for challenges) within this many seconds
     online_window_s: int = 60
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls) -> Config:

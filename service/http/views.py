@@ -41,7 +41,7 @@ def _options(doc: MatchDoc) -> dict[str, Any]:
     return opts
 
 
-def _waiting(doc: MatchDoc, seat: int | None) -> dict[str, Any]:
+def _waiting(doc: MatchDoc) -> dict[str, Any]:
     return {
         "ruleset": doc.options["ruleset"], "players_count": doc.seat_count,
         "tokens_to_win": doc.options.get("tokens_to_win"), "round": 0, "turn": None,
@@ -81,7 +81,7 @@ def player_view(doc: MatchDoc, seat: int, now: float | None = None) -> dict[str,
     now = time.time() if now is None else now
     s = doc.state
     if s is None:
-        v = _waiting(doc, seat)
+        v = _waiting(doc)
         v.update(seat=seat, hand=[], known=[], legal_actions=[])
     else:
         v = engine.view(s, seat, since=s.round_start_seq)
@@ -93,7 +93,7 @@ def public_view(doc: MatchDoc, now: float | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     s = doc.state
     if s is None:
-        v = _waiting(doc, None)
+        v = _waiting(doc)
         v["seat"] = None
     else:
         v = engine.public_view(s, since=s.round_start_seq)

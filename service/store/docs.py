@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -68,4 +68,4 @@ def asdict_shallow(doc: MatchDoc) -> dict[str, Any]:
     return {name: getattr(doc, name) for name in doc.__dataclass_fields__}
 
 
-__all__ = ["ACTIVE", "FINISHED", "WAITING", "MatchDoc", "asdict"]
+__all__ = ["ACTIVE", "FINISHED", "WAITING", "MatchDoc"]

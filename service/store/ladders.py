@@ -1,4 +1,6 @@
-"""The ladder's data and its two pure-ish steps: forming matches and rating finished ones.
+"""The ladder store: entries, scheduling passes, ratings and the leaderboard in Redis. The pure
+parts live beside it: who meets whom in ``ladder_planner.py``, the rating model and records in
+``rating.py``.
 
 Keys (per ladder ``L``): ``entries`` (zset pid -> entered at), ``players`` (hash pid -> JSON
 record: mu, sigma, games, wins, timeouts, games per seat, recent games, last table, bad streak,
@@ -7,66 +9,32 @@ match id -> JSON seats: the matches formed and not yet rated; removing a match f
 rating's transaction, is the exactly-once guard), ``h:<pid>`` (list: the bot's rated matches,
 newest first), ``lock`` (one scheduling pass at a time).
 
-Scheduling (one pass, :func:`form_matches`; the rules are in :func:`plan_tables`):
-
-- Pool: entered bots that polled within the ladder's presence window, are not benched and play
-  fewer than ``max_concurrent`` of this ladder's matches.
-- Who plays: when the pool is not a multiple of the table size, the bots that sit this pass out
-  are the ones with the most *recent* games (a count that halves every ``RECENT_HALF_LIFE_S``),
-  the least uncertain first; seeds are taken in the opposite order (few recent games and high
-  uncertainty first), ties at random.
-- With whom: each seed is joined by the bots closest to it in mu, with Gaussian noise (so
-  pairings vary), and a penalty for anyone who sat at its last table (or at the last table of a
-  bot already chosen): a rematch happens only when nothing else is free.
-- Rematches wait: a table that is exactly the seed's previous table is held back (its bots stay
-  free) while other present bots are still playing and may come free, for at most
-  ``REMATCH_HOLD_PASSES`` passes after its bots finished. Without this, bots that finish
-  together (the two of a duel, the four of a table) were the whole pool of the next pass and
-  were seated together again: a quarter of all duels and a third of all tables were immediate
-  rematches among eight bots.
-- Seats: each table is seated by the permutation that puts every bot where it has sat least
-  (the cost of a seat grows fourfold per game above the bot's least-used seat), so seat counts
-  stay within one of even.
-- Matches are written already started, a batch per transaction (``matches.create_seated``,
-  with the ``active`` counts and ``inflight``), so a pass that dies leaves no half-formed match
-  and no counter that never comes down. Ladder matches never take ``seed``, ``deck`` or
-  ``first_seat``: the server draws the seed.
-
-The pass is O(n log n) in the pool (sorting by priority and by mu; a linked list over the mu
-order finds a seed's free neighbours), so 10,000 entered bots take well under a second to plan."""
+A pass (:func:`form_matches`) takes as its pool the entered bots that polled within the
+ladder's presence window, are not benched and play fewer than ``max_concurrent`` of this
+ladder's matches; the planner seats them; the matches are written already started, a batch per
+transaction (``matches.create_seated``, with the ``active`` counts and ``inflight``), so a pass
+that dies leaves no half-formed match and no counter that never comes down. Ladder matches
+never take ``seed``, ``deck`` or ``first_seat``: the server draws the seed."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import random
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import redis
-from openskill.models import PlackettLuce
 
 from .. import engine
-from . import keys, matches, players
-from .docs import FINISHED, MatchDoc
+from . import keys, ladder_planner, matches, players, rating
+from .docs import FINISHED
 from .errors import StoreError
 from .ladder_config import LadderConfig
+from .rating import Record
 
-MODEL = PlackettLuce()
 HISTORY_KEEP = 500
-#: the "recent games" count that orders seeds halves over this many seconds
-RECENT_HALF_LIFE_S = 3600.0
-#: how far apart in mu two bots may be and still look as close as a rematch does
-REPEAT_PENALTY = 2 * MODEL.sigma
-#: standard deviation of the noise added to mu distances when filling a table
-NOISE = MODEL.sigma / 2
-#: candidates looked at on each side of a seed (in mu order) per seat to fill
-WINDOW = 8
-#: a rematch waits at most this many scheduling intervals for other bots to come free
-REMATCH_HOLD_PASSES = 2
 #: matches written per transaction when a pass forms many
 CREATE_BATCH = 64
 LOCK_TTL_S = 60
@@ -75,44 +43,6 @@ LOCK_TTL_S = 60
 def _k(ladder: str, part: str) -> str:
     return keys.ladder_entries(ladder) if part == "entries" else \
         f"{keys.PREFIX}:lad:{ladder}:{part}"
-
-
-@dataclass
-class Record:
-    """One bot's standing on one ladder."""
-
-    mu: float = MODEL.mu
-    sigma: float = MODEL.sigma
-    games: int = 0
-    wins: int = 0
-    timeouts: int = 0
-    seats: list[int] = field(default_factory=list)  # games played in each seat
-    bad_streak: int = 0  # consecutive ladder matches with a timeout or forfeit
-    benched_at: float | None = None
-    benched_reason: str | None = None
-    recent: float = 0.0  # games, decaying with RECENT_HALF_LIFE_S, as of last_at
-    last_at: float | None = None  # when its last match was rated
-    last_table: list[str] = field(default_factory=list)  # the others at that match
-
-    @property
-    def rating(self) -> float:
-        """The conservative rating the leaderboard sorts by."""
-        return self.mu - 3 * self.sigma
-
-    def recent_games(self, now: float) -> float:
-        if self.last_at is None:
-            return self.recent
-        return self.recent * 0.5 ** (max(0.0, now - self.last_at) / RECENT_HALF_LIFE_S)
-
-    @classmethod
-    def parse(cls, raw: bytes | str | None, seats: int) -> Record:
-        rec = cls(**json.loads(raw)) if raw else cls()
-        if len(rec.seats) < seats:
-            rec.seats += [0] * (seats - len(rec.seats))
-        return rec
-
-    def dump(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------- entries
@@ -147,7 +77,7 @@ def entry_status(r: redis.Redis, lad: LadderConfig, pid: str,
     pipe.zscore(keys.PRESENCE, pid)
     pipe.hget(_k(lad.name, "active"), pid)
     entered, raw, seen, active = pipe.execute()
-    rec = Record.parse(raw, lad.seats)
+    rec = Record.from_json(raw, lad.seats)
     benched = _benched(rec, seen)
     return {
         "ladder": lad.name, "player_id": pid, "entered": entered is not None,
@@ -163,96 +93,6 @@ def _benched(rec: Record, seen: float | bytes | None) -> bool:
 
 
 # --------------------------------------------------------------------------- scheduling
-
-_PERMUTATIONS: dict[int, list[tuple[int, ...]]] = {}
-
-
-def _seat_order(group: list[str], recs: dict[str, Record], rng: random.Random) -> list[str]:
-    """The seating that puts each bot where it has sat least (ties broken at random). A seat
-    costs 4 ** (games in it - games in the bot's least-used seat), so fixing a bot that is two
-    games off in one seat beats keeping two others exactly even."""
-    n = len(group)
-    cost = [[4.0 ** (c - min(recs[p].seats[:n])) for c in recs[p].seats[:n]] for p in group]
-    if n > 6:  # too many permutations: each bot in turn takes its cheapest free seat
-        out: list[str | None] = [None] * n
-        for k in sorted(range(n), key=lambda k: -max(cost[k])):
-            seat = min((s for s in range(n) if out[s] is None),
-                       key=lambda s: (cost[k][s], rng.random()))
-            out[seat] = group[k]
-        return [p for p in out if p is not None]
-    perms = _PERMUTATIONS.get(n)
-    if perms is None:
-        perms = _PERMUTATIONS[n] = list(itertools.permutations(range(n)))
-    best = min(perms, key=lambda perm: (sum(cost[k][perm[k]] for k in range(n)), rng.random()))
-    seated = [""] * n
-    for k, seat in enumerate(best):
-        seated[seat] = group[k]
-    return seated
-
-
-def plan_tables(lad: LadderConfig, pool: list[str], recs: dict[str, Record],
-                rng: random.Random, *, now: float | None = None,
-                hold_s: float = 0.0) -> list[list[str]]:
-    """Group available bots into seated tables (see the module docstring for the rules).
-    ``hold_s``: hold back an exact rematch of a seed's previous table unless all its bots have
-    been waiting at least that long (0: never hold)."""
-    n = lad.seats
-    now = time.time() if now is None else now
-    if len(pool) < n:
-        return []
-    prio = {p: (recs[p].recent_games(now) - recs[p].sigma / MODEL.sigma, rng.random())
-            for p in pool}
-    ordered = sorted(pool, key=prio.__getitem__)
-    ordered = ordered[: len(ordered) - len(ordered) % n]  # the rest sit this pass out
-    by_mu = sorted(ordered, key=lambda p: recs[p].mu)
-    index = {p: i for i, p in enumerate(by_mu)}
-    last = {p: set(recs[p].last_table) for p in ordered}
-    m = len(by_mu)
-    # a doubly linked list over the mu order: a seed's free neighbours in O(1) each
-    nxt = list(range(1, m + 1))
-    prv = list(range(-1, m - 1))
-    taken = [False] * m
-
-    def take(i: int) -> None:
-        taken[i] = True
-        a, b = prv[i], nxt[i]
-        if a >= 0:
-            nxt[a] = b
-        if b < m:
-            prv[b] = a
-
-    span = WINDOW * (n - 1)
-    tables: list[list[str]] = []
-    for seed in ordered:
-        i = index[seed]
-        if taken[i]:
-            continue
-        take(i)
-        cands: list[int] = []
-        j = prv[i]
-        while j >= 0 and len(cands) < span:
-            cands.append(j)
-            j = prv[j]
-        j, right = nxt[i], 0
-        while j < m and right < span:
-            cands.append(j)
-            j, right = nxt[j], right + 1
-        mu = recs[seed].mu
-        score = {c: abs(recs[by_mu[c]].mu - mu) + rng.gauss(0.0, NOISE)
-                 + (REPEAT_PENALTY if by_mu[c] in last[seed] else 0.0) for c in cands}
-        group = [seed]
-        for _ in range(n - 1):
-            c = min(score, key=lambda c: score[c] + REPEAT_PENALTY * sum(
-                1 for g in group[1:] if by_mu[c] in last[g]))
-            del score[c]
-            take(c)
-            group.append(by_mu[c])
-        if hold_s > 0 and set(group) == last[seed] | {seed} and any(
-                recs[p].last_at is not None and now - recs[p].last_at < hold_s for p in group):
-            continue  # an immediate rematch: wait for other bots to come free
-        tables.append(_seat_order(group, recs, rng))
-    return tables
-
 
 def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
                  rng: random.Random | None = None) -> list[str]:
@@ -273,7 +113,7 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
         pipe.zmscore(keys.PRESENCE, pids)
         pipe.hmget(_k(lad.name, "active"), pids)
         raws, seen, active = pipe.execute()
-        recs = {p: Record.parse(raw, lad.seats) for p, raw in zip(pids, raws, strict=True)}
+        recs = {p: Record.from_json(raw, lad.seats) for p, raw in zip(pids, raws, strict=True)}
         pool, present = [], 0
         for p, s, a in zip(pids, seen, active, strict=True):
             rec = recs[p]
@@ -286,8 +126,9 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
             if int(a or 0) < lad.max_concurrent:
                 pool.append(p)
         # Rematches wait only while other present bots are busy (they may come free).
-        hold = REMATCH_HOLD_PASSES * lad.interval_s if present > len(pool) else 0.0
-        return _create(r, lad, plan_tables(lad, pool, recs, rng, now=now, hold_s=hold))
+        hold = ladder_planner.REMATCH_HOLD_PASSES * lad.interval_s if present > len(pool) else 0.0
+        tables = ladder_planner.plan_tables(lad, pool, recs, rng, now=now, hold_s=hold)
+        return _create(r, lad, tables)
     finally:
         _release(r, lock, token)
 
@@ -373,10 +214,10 @@ def _update_record(r: redis.Redis, lad: LadderConfig, pid: str, change: Any) -> 
         while True:
             try:
                 pipe.watch(key)
-                rec = Record.parse(pipe.hget(key, pid), lad.seats)
+                rec = Record.from_json(pipe.hget(key, pid), lad.seats)
                 change(rec)
                 pipe.multi()
-                pipe.hset(key, pid, rec.dump())
+                pipe.hset(key, pid, rec.to_json())
                 pipe.execute()
                 return
             except redis.WatchError:
@@ -384,21 +225,6 @@ def _update_record(r: redis.Redis, lad: LadderConfig, pid: str, change: Any) -> 
 
 
 # --------------------------------------------------------------------------- rating
-
-
-def _misconduct(doc: MatchDoc) -> tuple[list[int], list[bool]]:
-    """Per seat: how many turns timed out, and whether it timed out or forfeited at all."""
-    assert doc.state is not None
-    n = doc.seat_count
-    timeouts = [0] * n
-    for e in doc.state.events:
-        d = e.data
-        if d.get("timeout") and e.to is None:
-            timeouts[d["seat"]] += 1
-        elif e.type == "forfeit" and d.get("reason") == "timeout":
-            timeouts[d["seat"]] += 1
-    bad = [timeouts[i] > 0 or doc.state.forfeited[i] for i in range(n)]
-    return timeouts, bad
 
 
 def rate(r: redis.Redis, mid: str, ladders: Mapping[str, LadderConfig],
@@ -418,32 +244,20 @@ def rate(r: redis.Redis, mid: str, ladders: Mapping[str, LadderConfig],
         return _settle_aborted(r, lad, doc, now)
     inflight, records = _k(lad.name, "inflight"), _k(lad.name, "players")
     places = engine.placings(doc.state)
-    timeouts, bad = _misconduct(doc)
+    timeouts, bad = rating.misconduct(doc)
     with r.pipeline() as pipe:
         while True:
             try:
                 pipe.watch(inflight, records)
                 if not pipe.hexists(inflight, mid):
                     return False  # rated already (or never formed by the scheduler)
-                recs = [Record.parse(raw, lad.seats) for raw in pipe.hmget(records, doc.seats)]
-                new = MODEL.rate([[MODEL.rating(mu=x.mu, sigma=x.sigma)] for x in recs],
-                                 ranks=places)
+                recs = [Record.from_json(raw, lad.seats)
+                        for raw in pipe.hmget(records, doc.seats)]
+                rating.apply_result(recs, doc.seats, places, timeouts, bad, now=now,
+                                    bench_after=lad.bench_after)
                 pipe.multi()
                 for seat, (pid, rec) in enumerate(zip(doc.seats, recs, strict=True)):
-                    rec.mu, rec.sigma = new[seat][0].mu, new[seat][0].sigma
-                    rec.games += 1
-                    rec.wins += int(places[seat] == 1)
-                    rec.timeouts += timeouts[seat]
-                    rec.seats[seat] += 1
-                    rec.recent = rec.recent_games(now) + 1
-                    rec.last_at = now
-                    rec.last_table = [p for p in doc.seats if p != pid]
-                    rec.bad_streak = rec.bad_streak + 1 if bad[seat] else 0
-                    if rec.bad_streak >= lad.bench_after and rec.benched_at is None:
-                        rec.benched_at = now
-                        rec.benched_reason = (f"timed out or forfeited in {rec.bad_streak} "
-                                              f"ladder matches in a row")
-                    pipe.hset(records, pid, rec.dump())
+                    pipe.hset(records, pid, rec.to_json())
                     pipe.hincrby(_k(lad.name, "active"), pid, -1)
                     pipe.lpush(_k(lad.name, f"h:{pid}"), json.dumps({
                         "match_id": mid, "at": now, "seat": seat, "place": places[seat],
@@ -512,7 +326,7 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     briefs = players.briefs(r, pids)
     rows = []
     for p, s, a, (name, kind) in zip(pids, seen, active, briefs, strict=True):
-        rec = Record.parse(raw.get(p.encode()), lad.seats)
+        rec = Record.from_json(raw.get(p.encode()), lad.seats)
         benched = _benched(rec, s)
         rows.append({
             "player_id": p, "name": name, "kind": kind,
@@ -545,7 +359,7 @@ def standing(r: redis.Redis, lad: LadderConfig, pid: str,
     raw, hist = pipe.execute()
     if raw is None:
         return None
-    rec = Record.parse(raw, lad.seats)
+    rec = Record.from_json(raw, lad.seats)
     return {"rating": rec.rating, "mu": rec.mu, "sigma": rec.sigma, "games": rec.games,
             "wins": rec.wins, "provisional": rec.games < lad.provisional_games,
             "history": [json.loads(x) for x in hist]}
@@ -553,7 +367,7 @@ def standing(r: redis.Redis, lad: LadderConfig, pid: str,
 
 def record(r: redis.Redis, lad: LadderConfig, pid: str) -> Record | None:
     raw = r.hget(_k(lad.name, "players"), pid)
-    return None if raw is None else Record.parse(raw, lad.seats)
+    return None if raw is None else Record.from_json(raw, lad.seats)
 
 
 

@@ -1,0 +1,252 @@
+"""The match store (``service/store/matches.py``) against a private Redis, without HTTP: the one
+compare-and-set under racing threads, idempotency records, the indexes, deadline bookkeeping.
+
+The store is called as the HTTP layer calls it, except that ``respond`` (what an action answers)
+is a small function of the document here: the store renders no views of its own."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import redis
+from rq.registry import ScheduledJobRegistry
+
+from service import engine
+from service.store import deadlines, keys, matches, players, queues
+from service.store.docs import ACTIVE, FINISHED, WAITING, MatchDoc
+from service.store.errors import StoreError
+
+CLASSIC2 = {"ruleset": "classic", "seats": 2, "turn_timeout_s": 30}
+
+
+def respond(doc: MatchDoc, seat: int, now: float) -> dict[str, Any]:
+    return {"match_id": doc.id, "version": doc.version, "seat": seat, "at": now}
+
+
+def started(r: redis.Redis, options: dict[str, Any] | None = None, *,
+            deadline_jobs: bool = True) -> tuple[MatchDoc, list[str]]:
+    pids = [players.register(r, f"p{i}")["id"] for i in range(2)]
+    doc = matches.create(r, pids[0], dict(options or CLASSIC2), deadline_jobs=deadline_jobs)
+    for pid in pids:
+        doc = matches.join(r, doc.id, pid, deadline_jobs=deadline_jobs)
+    assert doc.status == ACTIVE
+    return doc, pids
+
+
+def mover(doc: MatchDoc, pids: list[str]) -> tuple[str, dict[str, Any]]:
+    assert doc.state is not None
+    return pids[doc.state.turn], dict(engine.legal_action_dicts(doc.state)[0])
+
+
+def race(n: int, fn: Callable[[int], Any]) -> list[Any]:
+    """Run ``fn(i)`` in ``n`` threads released together; each result or the StoreError raised."""
+    barrier = threading.Barrier(n)
+    out: list[Any] = [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        try:
+            out[i] = fn(i)
+        except StoreError as e:
+            out[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return out
+
+
+# --------------------------------------------------------------------------- compare-and-set
+
+
+def test_racing_actions_at_one_version_apply_exactly_once(redis_db: redis.Redis,
+                                                          redis_server: Any) -> None:
+    doc, pids = started(redis_db)
+    pid, action = mover(doc, pids)
+    clients = [redis_server.client() for _ in range(8)]
+    results = race(8, lambda i: matches.act(clients[i], doc.id, pid, action, respond=respond,
+                                            expected_version=doc.version))
+    won = [x for x in results if isinstance(x, dict)]
+    lost = [x for x in results if isinstance(x, StoreError)]
+    assert len(won) == 1 and won[0]["version"] == doc.version + 1, results
+    assert len(lost) == 7 and {e.code for e in lost} == {"version_conflict"}
+    after = matches.load(redis_db, doc.id)
+    assert after.version == doc.version + 1
+    assert redis_db.hget(keys.STATS, "actions") == b"1"
+
+
+def test_racing_joins_fill_each_seat_once(redis_db: redis.Redis, redis_server: Any) -> None:
+    creator = players.register(redis_db, "creator")["id"]
+    doc = matches.create(redis_db, creator, {"ruleset": "2019", "seats": 4})
+    pids = [players.register(redis_db, f"j{i}")["id"] for i in range(10)]
+    clients = [redis_server.client() for _ in range(10)]
+
+    def join(i: int) -> MatchDoc:
+        # a lost race is retried, as a client would on version_conflict
+        for _ in range(50):
+            try:
+                return matches.join(clients[i], doc.id, pids[i])
+            except StoreError as e:
+                if e.code != "version_conflict":
+                    raise
+        raise AssertionError("never got through")
+
+    results = race(10, join)
+    seated = [pids[i] for i, x in enumerate(results) if isinstance(x, MatchDoc)]
+    full = [x for x in results if isinstance(x, StoreError)]
+    assert len(seated) == 4 and {e.code for e in full} == {"match_full"}, results
+    final = matches.load(redis_db, doc.id)
+    assert sorted(final.seats) == sorted(seated) and final.status == ACTIVE
+    assert final.version == 1 + 4
+
+
+def test_racing_reads_past_a_deadline_apply_the_timeout_once(redis_db: redis.Redis,
+                                                             redis_server: Any) -> None:
+    doc, _ = started(redis_db, {**CLASSIC2, "turn_timeout_s": 10}, deadline_jobs=False)
+    assert doc.deadline is not None
+    late = doc.deadline + 0.5
+    clients = [redis_server.client() for _ in range(8)]
+    results = race(8, lambda i: matches.get(clients[i], doc.id, now=late, deadline_jobs=False))
+    assert all(isinstance(x, MatchDoc) for x in results), results
+    assert {x.version for x in results} == {doc.version + 1}
+    assert redis_db.hget(keys.STATS, "timeouts") == b"1"
+    after = matches.load(redis_db, doc.id)
+    # the next turn started at the deadline, not at the late read
+    assert after.turn_started == pytest.approx(doc.deadline)
+
+
+def test_a_refused_action_changes_nothing(redis_db: redis.Redis) -> None:
+    doc, pids = started(redis_db)
+    raw = redis_db.get(keys.match(doc.id))
+    pid, action = mover(doc, pids)
+    other = pids[1 - pids.index(pid)]
+    for who, act, code in ((other, action, "not_your_turn"),
+                           (pid, {"type": "play", "card": "nope"}, None),
+                           ("p_outsider", action, "forbidden")):
+        with pytest.raises((StoreError, engine.EngineError)) as e:
+            matches.act(redis_db, doc.id, who, act, respond=respond)
+        if code is not None:
+            assert e.value.code == code
+    with pytest.raises(StoreError) as e:
+        matches.act(redis_db, doc.id, pid, action, respond=respond,
+                    expected_version=doc.version - 1)
+    assert e.value.code == "version_conflict"
+    assert redis_db.get(keys.match(doc.id)) == raw
+
+
+# --------------------------------------------------------------------------- idempotency
+
+
+def test_idempotency_record_answers_a_retry_unchanged(redis_db: redis.Redis) -> None:
+    doc, pids = started(redis_db)
+    pid, action = mover(doc, pids)
+    first = matches.act(redis_db, doc.id, pid, action, respond=respond, idempotency_key="k1",
+                        now=1000.0)
+    again = matches.act(redis_db, doc.id, pid, action, respond=respond, idempotency_key="k1",
+                        now=2000.0)
+    assert again == first and matches.load(redis_db, doc.id).version == doc.version + 1
+    idem = keys.idempotency(doc.id, pid, "k1")
+    ttl = redis_db.ttl(idem)
+    assert 48 * 3600 - 60 <= ttl <= 48 * 3600
+    with pytest.raises(StoreError) as e:
+        matches.act(redis_db, doc.id, pid, {**action, "extra": 1}, respond=respond,
+                    idempotency_key="k1")
+    assert e.value.code == "idempotency_key_reused"
+    assert matches.load(redis_db, doc.id).version == doc.version + 1
+
+
+def test_racing_retries_with_one_key_apply_once_and_agree(redis_db: redis.Redis,
+                                                          redis_server: Any) -> None:
+    doc, pids = started(redis_db)
+    pid, action = mover(doc, pids)
+    clients = [redis_server.client() for _ in range(8)]
+    results = race(8, lambda i: matches.act(clients[i], doc.id, pid, action, respond=respond,
+                                            idempotency_key="same"))
+    assert all(isinstance(x, dict) for x in results), results
+    assert len({x["version"] for x in results}) == 1
+    assert matches.load(redis_db, doc.id).version == doc.version + 1
+    assert redis_db.hget(keys.STATS, "actions") == b"1"
+
+
+# --------------------------------------------------------------------------- indexes
+
+
+def test_indexes_follow_the_status(redis_db: redis.Redis) -> None:
+    a, b = (players.register(redis_db, n)["id"] for n in ("ann", "bob"))
+    doc = matches.create(redis_db, a, dict(CLASSIC2), now=100.0)
+    mid = doc.id
+
+    def where() -> set[str]:
+        return {s for s in (WAITING, ACTIVE, FINISHED)
+                if redis_db.zscore(keys.matches_by_status(s), mid) is not None}
+
+    assert where() == {WAITING} and redis_db.zscore(keys.ALL_MATCHES, mid) == 100.0
+    matches.join(redis_db, mid, a)
+    assert redis_db.zscore(keys.player_matches(a), mid) == 100.0
+    assert redis_db.zscore(keys.player_matches(b), mid) is None
+    doc = matches.join(redis_db, mid, b)
+    assert where() == {ACTIVE} and redis_db.zscore(keys.DEADLINES, mid) == doc.deadline
+    matches.resign(redis_db, mid, b)
+    assert where() == {FINISHED} and redis_db.zscore(keys.DEADLINES, mid) is None
+    assert matches.list_ids(redis_db, status=FINISHED, player=a) == ([mid], None)
+    assert matches.list_ids(redis_db, status=WAITING, player=a) == ([], None)
+
+
+def test_listing_pages_are_stable_while_matches_are_added(redis_db: redis.Redis) -> None:
+    a = players.register(redis_db, "lister")["id"]
+    ids = [matches.create(redis_db, a, dict(CLASSIC2), now=float(t)).id for t in range(1, 8)]
+    newest_first = ids[::-1]
+    page, nxt = matches.list_ids(redis_db, limit=3)
+    assert page == newest_first[:3] and nxt == 3
+    matches.create(redis_db, a, dict(CLASSIC2), now=0.5)  # older than all: lands at the end
+    page2, nxt2 = matches.list_ids(redis_db, offset=nxt, limit=3)
+    assert page2 == newest_first[3:6] and nxt2 == 6
+    assert matches.load_many(redis_db, ["m_missing", ids[0]])[0].id == ids[0]
+
+
+# --------------------------------------------------------------------------- deadlines
+
+
+def _scheduled(r: redis.Redis) -> dict[str, float]:
+    reg = ScheduledJobRegistry(queues.DEADLINES, connection=r)
+    return {k.decode(): s for k, s in r.zrange(reg.key, 0, -1, withscores=True)}
+
+
+def test_each_turn_gets_one_deadline_job_at_its_exact_deadline(redis_db: redis.Redis) -> None:
+    doc, pids = started(redis_db)
+    assert doc.deadline is not None
+    jobs = _scheduled(redis_db)
+    assert jobs == {deadlines.job_id(doc.id, doc.version): doc.deadline}
+    pid, action = mover(doc, pids)
+    matches.act(redis_db, doc.id, pid, action, respond=respond)
+    after = matches.load(redis_db, doc.id)
+    jobs = _scheduled(redis_db)
+    assert jobs[deadlines.job_id(doc.id, after.version)] == after.deadline
+    assert redis_db.zscore(keys.DEADLINES, doc.id) == after.deadline
+
+
+def test_no_deadline_jobs_when_told_so(redis_db: redis.Redis) -> None:
+    doc, pids = started(redis_db, deadline_jobs=False)
+    pid, action = mover(doc, pids)
+    matches.act(redis_db, doc.id, pid, action, respond=respond, deadline_jobs=False)
+    assert _scheduled(redis_db) == {}
+    # the deadline index (what recovery reads) is kept all the same
+    assert redis_db.zscore(keys.DEADLINES, doc.id) == matches.load(redis_db, doc.id).deadline
+
+
+def test_expire_for_a_stale_version_changes_nothing(redis_db: redis.Redis) -> None:
+    doc, pids = started(redis_db, deadline_jobs=False)
+    assert doc.deadline is not None
+    pid, action = mover(doc, pids)
+    matches.act(redis_db, doc.id, pid, action, respond=respond, deadline_jobs=False)
+    moved = matches.load(redis_db, doc.id)
+    # a deadline job of the earlier turn, running late: the turn it was for is over
+    got = matches.expire(redis_db, doc.id, now=doc.deadline + 1, version=doc.version,
+                         deadline_jobs=False)
+    assert got.version == moved.version
+    assert redis_db.get(keys.match(doc.id)) == moved.to_json()
