@@ -20,7 +20,7 @@ LOCK_DEV  := requirements/dev.txt
 
 # Directories ruff/mypy look at; missing ones are skipped at run time (shell test, not make).
 LINT_DIRS := service sdk tests bench examples
-TYPE_DIRS := service/engine sdk/llsdk
+TYPE_DIRS := service sdk/llsdk
 
 # Print the subset of the given paths that exist (empty if none).
 existing = $$(for p in $(1); do [ -e "$$p" ] && printf '%s ' "$$p"; done; true)

@@ -114,7 +114,12 @@ class Turn:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Turn:
-        return cls(d["seat"], d.get("phase", PLAY), d.get("deadline"), d.get("seconds_left"))
+        return cls(
+            seat=d["seat"],
+            phase=d.get("phase", PLAY),
+            deadline=d.get("deadline"),
+            seconds_left=d.get("seconds_left"),
+        )
 
 
 @dataclass(slots=True)
@@ -133,9 +138,17 @@ class Seat:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Seat:
-        return cls(d["seat"], d.get("tokens", 0), d.get("discards", []), d.get("hand_count", 0),
-                   d.get("eliminated", False), d.get("protected", False),
-                   d.get("forfeited", False), d.get("player_id"), d.get("name"))
+        return cls(
+            seat=d["seat"],
+            tokens=d.get("tokens", 0),
+            discards=d.get("discards", []),
+            hand_count=d.get("hand_count", 0),
+            eliminated=d.get("eliminated", False),
+            protected=d.get("protected", False),
+            forfeited=d.get("forfeited", False),
+            player_id=d.get("player_id"),
+            name=d.get("name"),
+        )
 
 
 @dataclass(slots=True)
@@ -160,9 +173,20 @@ class Known:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Known:
-        return cls(d["type"], d["seq"], d["round"], d["turn"], d.get("seat"), d.get("card"),
-                   d.get("mine"), d.get("gave"), d.get("received"), d.get("cards"),
-                   d.get("keep"), d.get("bottom"))
+        return cls(
+            type=d["type"],
+            seq=d["seq"],
+            round=d["round"],
+            turn=d["turn"],
+            seat=d.get("seat"),
+            card=d.get("card"),
+            mine=d.get("mine"),
+            gave=d.get("gave"),
+            received=d.get("received"),
+            cards=d.get("cards"),
+            keep=d.get("keep"),
+            bottom=d.get("bottom"),
+        )
 
 
 @dataclass(slots=True)
@@ -183,7 +207,13 @@ class Event:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Event:
-        return cls(d["seq"], d["round"], d["type"], d, d.get("private", False))
+        return cls(
+            seq=d["seq"],
+            round=d["round"],
+            type=d["type"],
+            data=d,
+            private=d.get("private", False),
+        )
 
     @property
     def seat(self) -> int | None:
@@ -215,8 +245,12 @@ class Result:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Result:
-        return cls(d.get("winners", []), d.get("placings", []), d.get("tokens", []),
-                   d.get("rounds", 0))
+        return cls(
+            winners=d.get("winners", []),
+            placings=d.get("placings", []),
+            tokens=d.get("tokens", []),
+            rounds=d.get("rounds", 0),
+        )
 
 
 @dataclass(slots=True)
@@ -234,8 +268,15 @@ class RoundResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RoundResult:
-        return cls(d["round"], d.get("reason", ""), d.get("winners", []), d.get("spy_bonus"),
-                   d.get("hands", []), d.get("set_aside", []), d.get("tokens", []))
+        return cls(
+            round=d["round"],
+            reason=d.get("reason", ""),
+            winners=d.get("winners", []),
+            spy_bonus=d.get("spy_bonus"),
+            hands=d.get("hands", []),
+            set_aside=d.get("set_aside", []),
+            tokens=d.get("tokens", []),
+        )
 
 
 @dataclass(slots=True)
@@ -279,22 +320,32 @@ class View:
         last = d.get("last_round")
         players = d.get("players", [])
         return cls(
-            d.get("match_id", ""), d.get("version", 0), d.get("status", "active"),
-            d.get("ruleset", ""), d.get("seat"), d.get("round", 0),
-            None if turn is None else Turn.from_dict(turn),
-            d.get("hand", []),
-            [Seat.from_dict(p) for p in players],
-            d.get("deck_count", 0), d.get("face_up", []),
-            [Known.from_dict(k) for k in d.get("known", ())],
-            [Action.from_dict(a) for a in d.get("legal_actions", ())],
-            [Event.from_dict(e) for e in d.get("events", ())] if event_memo is None else
-            [event_memo.get(e["seq"]) or event_memo.setdefault(e["seq"], Event.from_dict(e))
-             for e in d.get("events", ())],
-            None if result is None else Result.from_dict(result),
-            None if last is None else RoundResult.from_dict(last),
-            d.get("tokens_to_win"), d.get("players_count") or len(players),
-            d.get("set_aside_count", 0), d.get("two_player_setup"),
-            d.get("rated", False), d.get("ladder"), d.get("options") or {}, d,
+            match_id=d.get("match_id", ""),
+            version=d.get("version", 0),
+            status=d.get("status", "active"),
+            ruleset=d.get("ruleset", ""),
+            seat=d.get("seat"),
+            round=d.get("round", 0),
+            turn=None if turn is None else Turn.from_dict(turn),
+            hand=d.get("hand", []),
+            players=[Seat.from_dict(p) for p in players],
+            deck_count=d.get("deck_count", 0),
+            face_up=d.get("face_up", []),
+            known=[Known.from_dict(k) for k in d.get("known", ())],
+            legal_actions=[Action.from_dict(a) for a in d.get("legal_actions", ())],
+            events=[Event.from_dict(e) for e in d.get("events", ())] if event_memo is None else
+                   [event_memo.get(e["seq"]) or event_memo.setdefault(e["seq"], Event.from_dict(e))
+                    for e in d.get("events", ())],
+            result=None if result is None else Result.from_dict(result),
+            last_round=None if last is None else RoundResult.from_dict(last),
+            tokens_to_win=d.get("tokens_to_win"),
+            players_count=d.get("players_count") or len(players),
+            set_aside_count=d.get("set_aside_count", 0),
+            two_player_setup=d.get("two_player_setup"),
+            rated=d.get("rated", False),
+            ladder=d.get("ladder"),
+            options=d.get("options") or {},
+            raw=d,
         )
 
     # ------------------------------------------------------------------ conveniences
@@ -375,7 +426,11 @@ class SeatInfo:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SeatInfo:
-        return cls(d["seat"], d.get("player_id"), d.get("name"))
+        return cls(
+            seat=d["seat"],
+            player_id=d.get("player_id"),
+            name=d.get("name"),
+        )
 
 
 @dataclass(slots=True)
@@ -401,11 +456,23 @@ class Match:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Match:
-        return cls(d["match_id"], d["status"], d["ruleset"], d["seats"],
-                   [SeatInfo.from_dict(p) for p in d.get("players", [])], d.get("version", 0),
-                   d.get("round", 0), d.get("turn_seat"), d.get("winners"), d.get("seat"),
-                   bool(d.get("your_turn", False)), bool(d.get("rated", False)),
-                   d.get("ladder"), d.get("created_at"), d)
+        return cls(
+            match_id=d["match_id"],
+            status=d["status"],
+            ruleset=d["ruleset"],
+            seats=d["seats"],
+            players=[SeatInfo.from_dict(p) for p in d.get("players", [])],
+            version=d.get("version", 0),
+            round=d.get("round", 0),
+            turn_seat=d.get("turn_seat"),
+            winners=d.get("winners"),
+            seat=d.get("seat"),
+            your_turn=bool(d.get("your_turn", False)),
+            rated=bool(d.get("rated", False)),
+            ladder=d.get("ladder"),
+            created_at=d.get("created_at"),
+            raw=d,
+        )
 
     @property
     def aborted(self) -> dict[str, Any] | None:
@@ -423,7 +490,10 @@ class MatchPage:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> MatchPage:
-        return cls([Match.from_dict(m) for m in d.get("matches", [])], d.get("next_cursor"))
+        return cls(
+            matches=[Match.from_dict(m) for m in d.get("matches", [])],
+            next_cursor=d.get("next_cursor"),
+        )
 
 
 @dataclass(slots=True)
@@ -437,8 +507,12 @@ class EventLog:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EventLog:
-        return cls(d["match_id"], d.get("version", 0),
-                   [Event.from_dict(e) for e in d.get("events", [])], d.get("last_seq"))
+        return cls(
+            match_id=d["match_id"],
+            version=d.get("version", 0),
+            events=[Event.from_dict(e) for e in d.get("events", [])],
+            last_seq=d.get("last_seq"),
+        )
 
 
 @dataclass(slots=True)
@@ -461,9 +535,17 @@ class Notice:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Notice:
         ch = d.get("challenge")
-        return cls(d["type"], d.get("match_id"), d.get("version", 0), d.get("seat"),
-                   d.get("cursor"), d.get("winners"), d.get("deadline"),
-                   Challenge.from_dict(ch) if isinstance(ch, dict) else None, d)
+        return cls(
+            type=d["type"],
+            match_id=d.get("match_id"),
+            version=d.get("version", 0),
+            seat=d.get("seat"),
+            cursor=d.get("cursor"),
+            winners=d.get("winners"),
+            deadline=d.get("deadline"),
+            challenge=Challenge.from_dict(ch) if isinstance(ch, dict) else None,
+            raw=d,
+        )
 
 
 @dataclass(slots=True)
@@ -475,7 +557,10 @@ class Notices:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Notices:
-        return cls([Notice.from_dict(n) for n in d.get("events", [])], d.get("cursor") or "0-0")
+        return cls(
+            events=[Notice.from_dict(n) for n in d.get("events", [])],
+            cursor=d.get("cursor") or "0-0",
+        )
 
 
 @dataclass(slots=True)
@@ -492,9 +577,15 @@ class Player:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Player:
-        return cls(d["id"], d["name"], d.get("created_at"), d.get("token"),
-                   [Match.from_dict(m) for m in d.get("recent_matches", [])],
-                   d.get("ratings") or {}, d.get("kind") or "bot")
+        return cls(
+            id=d["id"],
+            name=d["name"],
+            created_at=d.get("created_at"),
+            token=d.get("token"),
+            recent_matches=[Match.from_dict(m) for m in d.get("recent_matches", [])],
+            ratings=d.get("ratings") or {},
+            kind=d.get("kind") or "bot",
+        )
 
 
 @dataclass(slots=True)
@@ -510,9 +601,14 @@ class OnlinePlayer:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> OnlinePlayer:
-        return cls(d["id"], d.get("name") or "", d.get("kind") or "bot",
-                   list(d.get("ladders") or []), bool(d.get("accepts_challenges")),
-                   d.get("last_seen"))
+        return cls(
+            id=d["id"],
+            name=d.get("name") or "",
+            kind=d.get("kind") or "bot",
+            ladders=list(d.get("ladders") or []),
+            accepts_challenges=bool(d.get("accepts_challenges")),
+            last_seen=d.get("last_seen"),
+        )
 
 
 @dataclass(slots=True)
@@ -526,7 +622,12 @@ class ChallengePlayer:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ChallengePlayer:
-        return cls(d["id"], d.get("name") or "", d.get("kind") or "bot", d.get("answer"))
+        return cls(
+            id=d["id"],
+            name=d.get("name") or "",
+            kind=d.get("kind") or "bot",
+            answer=d.get("answer"),
+        )
 
 
 @dataclass(slots=True)
@@ -551,12 +652,22 @@ class Challenge:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Challenge:
-        return cls(d["challenge_id"], d.get("status") or "open",
-                   ChallengePlayer.from_dict(d["challenger"]),
-                   [ChallengePlayer.from_dict(o) for o in d.get("opponents") or []],
-                   dict(d.get("options") or {}), bool(d.get("rated", False)), d.get("match_id"),
-                   d.get("seat_order"), d.get("created_at"), d.get("expires_at"),
-                   d.get("seconds_left"), d.get("closed_at"), d.get("closed_by"), dict(d))
+        return cls(
+            id=d["challenge_id"],
+            status=d.get("status") or "open",
+            challenger=ChallengePlayer.from_dict(d["challenger"]),
+            opponents=[ChallengePlayer.from_dict(o) for o in d.get("opponents") or []],
+            options=dict(d.get("options") or {}),
+            rated=bool(d.get("rated", False)),
+            match_id=d.get("match_id"),
+            seat_order=d.get("seat_order"),
+            created_at=d.get("created_at"),
+            expires_at=d.get("expires_at"),
+            seconds_left=d.get("seconds_left"),
+            closed_at=d.get("closed_at"),
+            closed_by=d.get("closed_by"),
+            raw=dict(d),
+        )
 
     @property
     def ruleset(self) -> str | None:
@@ -580,8 +691,10 @@ class Challenges:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Challenges:
-        return cls([Challenge.from_dict(c) for c in d.get("incoming") or []],
-                   [Challenge.from_dict(c) for c in d.get("outgoing") or []])
+        return cls(
+            incoming=[Challenge.from_dict(c) for c in d.get("incoming") or []],
+            outgoing=[Challenge.from_dict(c) for c in d.get("outgoing") or []],
+        )
 
 
 @dataclass(slots=True)
@@ -607,12 +720,24 @@ class LeaderboardRow:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LeaderboardRow:
-        return cls(d.get("player_id") or d.get("id") or "", d.get("name"), d.get("rank"),
-                   d.get("rating"), d.get("mu"), d.get("sigma"), d.get("games", 0),
-                   d.get("wins", 0), d.get("win_rate"), d.get("timeouts", 0),
-                   list(d.get("seat_balance") or []), bool(d.get("provisional", False)),
-                   bool(d.get("benched", False)), d.get("benched_reason"),
-                   d.get("kind") or "bot", d)
+        return cls(
+            player_id=d.get("player_id") or d.get("id") or "",
+            name=d.get("name"),
+            rank=d.get("rank"),
+            rating=d.get("rating"),
+            mu=d.get("mu"),
+            sigma=d.get("sigma"),
+            games=d.get("games", 0),
+            wins=d.get("wins", 0),
+            win_rate=d.get("win_rate"),
+            timeouts=d.get("timeouts", 0),
+            seat_balance=list(d.get("seat_balance") or []),
+            provisional=bool(d.get("provisional", False)),
+            benched=bool(d.get("benched", False)),
+            benched_reason=d.get("benched_reason"),
+            kind=d.get("kind") or "bot",
+            raw=d,
+        )
 
 
 @dataclass(slots=True)
@@ -634,11 +759,19 @@ class Ladder:
     def from_dict(cls, d: dict[str, Any]) -> Ladder:
         board = d.get("leaderboard")
         entries = d.get("entries")
-        return cls(d["name"], d.get("ruleset"), d.get("seats"), d.get("turn_timeout_s"),
-                   d.get("interval_s"), d.get("max_concurrent"), d.get("description"),
-                   entries if isinstance(entries, int) else None,
-                   [LeaderboardRow.from_dict(e) for e in board] if isinstance(board, list)
-                   else [], d)
+        return cls(
+            name=d["name"],
+            ruleset=d.get("ruleset"),
+            seats=d.get("seats"),
+            turn_timeout_s=d.get("turn_timeout_s"),
+            interval_s=d.get("interval_s"),
+            max_concurrent=d.get("max_concurrent"),
+            description=d.get("description"),
+            entries=entries if isinstance(entries, int) else None,
+            leaderboard=[LeaderboardRow.from_dict(e) for e in board] if isinstance(board, list)
+                        else [],
+            raw=d,
+        )
 
 
 @dataclass(slots=True)
@@ -656,9 +789,16 @@ class LadderEntry:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], ladder: str = "") -> LadderEntry:
-        return cls(d.get("ladder") or ladder, d.get("player_id"), bool(d.get("entered", False)),
-                   d.get("present"), bool(d.get("benched", False)), d.get("benched_reason"),
-                   d.get("active_matches"), d)
+        return cls(
+            ladder=d.get("ladder") or ladder,
+            player_id=d.get("player_id"),
+            entered=bool(d.get("entered", False)),
+            present=d.get("present"),
+            benched=bool(d.get("benched", False)),
+            benched_reason=d.get("benched_reason"),
+            active_matches=d.get("active_matches"),
+            raw=d,
+        )
 
 
 __all__ = [

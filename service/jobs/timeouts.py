@@ -13,7 +13,7 @@ import time
 import redis
 from rq import get_current_job
 
-from ..store import deadlines, keys, matches
+from ..store import deadlines, keys, matches, replies
 from ..store.docs import ACTIVE
 from ..store.errors import StoreError
 
@@ -80,7 +80,7 @@ def recover(limit: int = 1000) -> int:
     due = r.zrangebyscore(keys.DEADLINES, "-inf", now - RECOVERY_GRACE_S, start=0, num=limit)
     moved = 0
     for raw in due:
-        mid = raw.decode()
+        mid = replies.text(raw)
         try:
             before = matches.peek_version(r, mid)
             doc = matches.expire(r, mid, now=time.time())

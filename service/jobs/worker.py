@@ -53,10 +53,10 @@ import redis
 from rq.registry import ScheduledJobRegistry
 from rq.scheduler import RQScheduler
 from rq.scripts import acquire_or_refresh_lock
-from rq.utils import as_text, now
+from rq.utils import now
 from rq.worker import SimpleWorker
 
-from ..store import clock
+from ..store import clock, replies
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class PreciseScheduledJobRegistry(ScheduledJobRegistry):
     def get_jobs_to_schedule(self, timestamp: int | None = None,
                              chunk_size: int = 1000) -> list[str]:
         exact = time.time()
-        return [as_text(j) for j in self.connection.zrangebyscore(
+        return [replies.text(j) for j in self.connection.zrangebyscore(
             self.key, 0, max(exact, timestamp or 0), start=0, num=chunk_size)]
 
 
@@ -113,7 +113,8 @@ class DeadlineScheduler(RQScheduler):
                               ", ".join(sorted(held)))
             self._scheduled_job_registries = []  # rebuilt for the held queues on the next poll
         self._acquired_locks = held
-        self.lock_acquisition_time = datetime.now()  # naive, as RQ compares it
+        # naive, as RQ compares it (RQ annotates the attribute as None only)
+        self.lock_acquisition_time = datetime.now()  # type: ignore[assignment]
         if held and auto_start and (not self._process or not self._process.is_alive()):
             self.start()
         return held

@@ -4,6 +4,7 @@ gevent workers: a long-poll parks a greenlet, not an OS thread, so one process h
 waiting bots. Everything is overridable from the environment."""
 
 import os
+from typing import Any
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -28,7 +29,7 @@ if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = _metrics_tmp
 
 
-def on_starting(server):  # noqa: ANN001, ANN201 - gunicorn hook
+def on_starting(server: Any) -> None:  # gunicorn hook
     path = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     os.makedirs(path, exist_ok=True)
     for name in os.listdir(path):
@@ -36,7 +37,7 @@ def on_starting(server):  # noqa: ANN001, ANN201 - gunicorn hook
             os.remove(os.path.join(path, name))
 
 
-def post_worker_init(worker):  # noqa: ANN001, ANN201 - gunicorn hook
+def post_worker_init(worker: Any) -> None:  # gunicorn hook
     # Each worker beats for the service clock (service/store/clock.py): turn clocks stand still
     # while no API process runs.
     from service.store.clock import ApiHeartbeat
@@ -44,13 +45,13 @@ def post_worker_init(worker):  # noqa: ANN001, ANN201 - gunicorn hook
     ApiHeartbeat(worker.wsgi.extensions["redis"]).start()  # worker.wsgi: the loaded Flask app
 
 
-def child_exit(server, worker):  # noqa: ANN001, ANN201 - gunicorn hook
+def child_exit(server: Any, worker: Any) -> None:  # gunicorn hook
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
 
 
-def on_exit(server):  # noqa: ANN001, ANN201 - gunicorn hook
+def on_exit(server: Any) -> None:  # gunicorn hook
     if _metrics_tmp is not None:
         import shutil
 

@@ -20,6 +20,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported lazily at run time: a probe of the api role needs no Redis client
+    import redis
 
 ROLES = ("api", "worker", "cron", "house-bots")
 
@@ -48,7 +52,7 @@ def check_house_bots() -> str | None:
     return _http_ok(f"{base}/readyz")
 
 
-def _redis():  # noqa: ANN202 - redis.Redis
+def _redis() -> redis.Redis:
     import redis
 
     from ..config import Config

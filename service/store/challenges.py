@@ -33,7 +33,7 @@ from typing import Any
 import redis
 from redis.client import Pipeline
 
-from . import inbox, keys, matches, players
+from . import inbox, keys, matches, players, replies
 from .errors import StoreError
 
 OPEN = "open"
@@ -139,8 +139,7 @@ def resolve(r: redis.Redis, challenger: str, refs: list[str]) -> list[str]:
 
 
 def _outgoing_open(pipe: Pipeline | redis.Redis, pid: str, now: float) -> list[Challenge]:
-    ids = [c.decode() for c in pipe.zrevrange(keys.player_challenges(pid, "out"), 0,
-                                              INDEX_KEEP - 1)]
+    ids = replies.texts(pipe.zrevrange(keys.player_challenges(pid, "out"), 0, INDEX_KEEP - 1))
     if not ids:
         return []
     raws = pipe.mget([keys.challenge(c) for c in ids])
@@ -385,7 +384,7 @@ def for_player(r: redis.Redis, pid: str, *, now: float | None = None,
     out: dict[str, list[dict[str, Any]]] = {}
     for direction, label in (("in", "incoming"), ("out", "outgoing")):
         idx = keys.player_challenges(pid, direction)
-        ids = [c.decode() for c in r.zrevrange(idx, 0, INDEX_KEEP - 1)]
+        ids = replies.texts(r.zrevrange(idx, 0, INDEX_KEEP - 1))
         raws = r.mget([keys.challenge(c) for c in ids]) if ids else []
         rows = []
         gone = []
@@ -410,8 +409,7 @@ def for_player(r: redis.Redis, pid: str, *, now: float | None = None,
 def expire_due(r: redis.Redis, *, now: float | None = None, limit: int = 1000) -> int:
     """Close every open challenge past its expiry (the ``rq cron`` pass); returns how many."""
     now = time.time() if now is None else now
-    due = [c.decode() for c in r.zrangebyscore(keys.OPEN_CHALLENGES, "-inf", now,
-                                                start=0, num=limit)]
+    due = replies.texts(r.zrangebyscore(keys.OPEN_CHALLENGES, "-inf", now, start=0, num=limit))
     closed = 0
     for cid in due:
         try:

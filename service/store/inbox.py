@@ -11,7 +11,7 @@ from typing import Any
 import redis
 from redis.client import Pipeline
 
-from . import keys
+from . import keys, replies
 from .docs import ACTIVE, FINISHED, MatchDoc
 
 MAXLEN = 1000
@@ -78,8 +78,9 @@ def read(r: redis.Redis, pid: str, after: str | None, count: int = 100) -> tuple
     entries = r.xrange(key(pid), min=start, max="+", count=count)
     out = []
     cursor = after or "0-0"
-    for entry_id, fields in entries:
-        cursor = entry_id.decode()
+    for entry_id, fields in entries or ():
+        assert fields is not None
+        cursor = replies.text(entry_id)
         notice = json.loads(fields[b"n"])
         notice["cursor"] = cursor
         out.append(notice)
@@ -89,4 +90,4 @@ def read(r: redis.Redis, pid: str, after: str | None, count: int = 100) -> tuple
 def head(r: redis.Redis, pid: str) -> str:
     """The cursor of the newest notice (``0-0`` when empty): 'from now on'."""
     last = r.xrevrange(key(pid), count=1)
-    return last[0][0].decode() if last else "0-0"
+    return replies.text(last[0][0]) if last else "0-0"

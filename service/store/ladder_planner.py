@@ -134,7 +134,7 @@ def plan_tables(lad: LadderConfig, pool: list[str], recs: dict[str, Record],
             take(c)
             group.append(by_mu[c])
         if hold_s > 0 and set(group) == last[seed] | {seed} and any(
-                recs[p].last_at is not None and now - recs[p].last_at < hold_s for p in group):
+                (t := recs[p].last_at) is not None and now - t < hold_s for p in group):
             continue  # an immediate rematch: wait for other bots to come free
         tables.append(_seat_order(group, recs, rng))
     return tables

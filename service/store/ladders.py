@@ -28,7 +28,7 @@ from typing import Any
 import redis
 
 from .. import engine
-from . import keys, ladder_planner, matches, players, rating
+from . import keys, ladder_planner, matches, players, rating, replies
 from .docs import FINISHED
 from .errors import StoreError
 from .ladder_config import LadderConfig
@@ -105,7 +105,7 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
         _rate_finished(r, lad)
         now = time.time() if now is None else now
         rng = rng or random.Random()
-        pids = [p.decode() for p in r.zrange(_k(lad.name, "entries"), 0, -1)]
+        pids = replies.texts(r.zrange(_k(lad.name, "entries"), 0, -1))
         if len(pids) < lad.seats:
             return []
         pipe = r.pipeline(transaction=False)
@@ -145,7 +145,7 @@ def _release(r: redis.Redis, lock: str, token: str) -> None:
 def _rate_finished(r: redis.Redis, lad: LadderConfig) -> None:
     """Rate the finished matches that are still unrated (normally the rating job, queued when
     the match finished, has done it; this covers a lost job). Reads only the status index."""
-    ids = [m.decode() for m in r.hkeys(_k(lad.name, "inflight"))]
+    ids = replies.texts(r.hkeys(_k(lad.name, "inflight")))
     if not ids:
         return
     done = r.zmscore(keys.matches_by_status(FINISHED), ids)
@@ -315,8 +315,8 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     """Every bot with a record or an entry, best conservative rating first."""
     now = time.time() if now is None else now
     raw = r.hgetall(_k(lad.name, "players"))
-    entered = {p.decode() for p in r.zrange(_k(lad.name, "entries"), 0, -1)}
-    pids = sorted({k.decode() for k in raw} | entered)
+    entered = set(replies.texts(r.zrange(_k(lad.name, "entries"), 0, -1)))
+    pids = sorted(set(replies.texts(raw)) | entered)
     if not pids:
         return []
     pipe = r.pipeline(transaction=False)
@@ -324,7 +324,7 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     pipe.hmget(_k(lad.name, "active"), pids)
     seen, active = pipe.execute()
     briefs = players.briefs(r, pids)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for p, s, a, (name, kind) in zip(pids, seen, active, briefs, strict=True):
         rec = Record.from_json(raw.get(p.encode()), lad.seats)
         benched = _benched(rec, s)

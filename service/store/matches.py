@@ -23,7 +23,7 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import clock, deadlines, inbox, keys, players, queues
+from . import clock, deadlines, inbox, keys, players, queues, replies
 from .docs import ACTIVE, FINISHED, WAITING, MatchDoc
 from .errors import StoreError
 
@@ -347,7 +347,7 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
     fingerprint = body_hash({"action": action, "expected_version": expected_version})
     idem = keys.idempotency(mid, pid, idempotency_key) if idempotency_key else None
 
-    def replay(raw: bytes) -> dict[str, Any]:
+    def replay(raw: bytes | str) -> dict[str, Any]:
         stored = json.loads(raw)
         if stored["hash"] != fingerprint:
             raise StoreError("idempotency_key_reused", "this Idempotency-Key was used with "
@@ -489,7 +489,7 @@ def list_ids(r: redis.Redis, *, status: str | None = None, player: str | None = 
     ids: list[str] = []
     pos = offset
     while True:
-        chunk = [m.decode() for m in r.zrevrange(key, pos, pos + limit - 1)]
+        chunk = replies.texts(r.zrevrange(key, pos, pos + limit - 1))
         if not chunk:
             return ids, None
         keep = [True] * len(chunk)

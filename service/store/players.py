@@ -10,7 +10,7 @@ from typing import Any
 
 import redis
 
-from . import keys
+from . import keys, replies
 from .errors import StoreError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
@@ -60,7 +60,7 @@ def authenticate(r: redis.Redis, token: str) -> str | None:
     raw = r.get(keys.token(h))
     if raw is None:
         return None
-    pid = raw.decode()
+    pid = replies.text(raw)
     if len(_TOKEN_CACHE) >= TOKEN_CACHE_MAX:
         _TOKEN_CACHE.clear()
     _TOKEN_CACHE[h] = (pid, now)
@@ -71,7 +71,7 @@ def get(r: redis.Redis, pid: str) -> dict[str, Any]:
     raw = r.hgetall(keys.player(pid))
     if not raw:
         raise StoreError("not_found", f"no player {pid!r}")
-    d = {k.decode(): v.decode() for k, v in raw.items()}
+    d = {replies.text(k): replies.text(v) for k, v in raw.items()}
     return {"id": d["id"], "name": d["name"], "kind": d.get("kind", "bot"),
             "created_at": float(d["created_at"])}
 
@@ -85,7 +85,7 @@ def find(r: redis.Redis, ref: str) -> str | None:
     if not NAME_RE.match(ref):
         return None
     pid = r.get(keys.player_name(ref))
-    return pid.decode() if pid is not None else None
+    return replies.text(pid) if pid is not None else None
 
 
 def briefs(r: redis.Redis, pids: list[str]) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import redis
 
-from . import keys, players
+from . import keys, players, replies
 from .ladder_config import LadderConfig
 
 
@@ -23,7 +23,7 @@ def last_seen(r: redis.Redis, pid: str) -> float | None:
 
 def present_entries(r: redis.Redis, lad: LadderConfig, now: float) -> list[str]:
     """The players entered in ``lad`` that polled within its presence window."""
-    entered = [p.decode() for p in r.zrange(keys.ladder_entries(lad.name), 0, -1)]
+    entered = replies.texts(r.zrange(keys.ladder_entries(lad.name), 0, -1))
     if not entered:
         return []
     seen = r.zmscore(keys.PRESENCE, entered)
@@ -44,7 +44,7 @@ def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
     now = time.time() if now is None else now
     rows: dict[str, dict[str, Any]] = {}
     for raw in r.zrangebyscore(keys.LISTENING, now - window_s, "+inf"):
-        pid = raw.decode()
+        pid = replies.text(raw)
         rows[pid] = {"id": pid, "ladders": [], "accepts_challenges": True}
     for lad in ladders:
         for pid in present_entries(r, lad, now):

@@ -46,7 +46,7 @@ class Record:
     def recent_games(self, now: float) -> float:
         if self.last_at is None:
             return self.recent
-        return self.recent * 0.5 ** (max(0.0, now - self.last_at) / RECENT_HALF_LIFE_S)
+        return self.recent * float( 0.5 ** (max(0.0, now - self.last_at) / RECENT_HALF_LIFE_S))
 
     @classmethod
     def from_json(cls, raw: bytes | str | None, seats: int) -> Record:

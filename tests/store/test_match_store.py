@@ -22,6 +22,13 @@ from service.store.errors import StoreError
 CLASSIC2 = {"ruleset": "classic", "seats": 2, "turn_timeout_s": 30}
 
 
+@pytest.fixture(autouse=True)
+def empty(redis_db: redis.Redis) -> None:
+    """Start from an empty private Redis (tests of other modules leave theirs behind; the
+    counters and indexes checked here are global)."""
+    redis_db.flushall()
+
+
 def respond(doc: MatchDoc, seat: int, now: float) -> dict[str, Any]:
     return {"match_id": doc.id, "version": doc.version, "seat": seat, "at": now}
 

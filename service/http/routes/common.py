@@ -105,7 +105,7 @@ def require_player() -> str:
     return pid
 
 
-AUTH = [{"bearerAuth": []}]
+AUTH: list[dict[str, list[str]]] = [{"bearerAuth": []}]
 
 #: error responses documented per endpoint
 E401 = (401, "authentication missing or wrong")

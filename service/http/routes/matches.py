@@ -14,6 +14,7 @@ from marshmallow import validate as v
 from ...engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
 from ...realtime import longpoll
 from ...store import matches, presence
+from ...store.docs import MatchDoc
 from ...store.errors import StoreError
 from ..errors import ApiError
 from ..views import event_list, player_view, public_view, summary
@@ -110,7 +111,7 @@ class EventsSchema(ma.Schema):
     last_seq = f.Integer(required=True, allow_none=True)
 
 
-def _doc(match_id: str) -> matches.MatchDoc:
+def _doc(match_id: str) -> MatchDoc:
     return matches.get(store(), match_id, deadline_jobs=deadline_jobs())
 
 
@@ -163,7 +164,7 @@ class Join(MethodView):
         return json_response(player_view(doc, seat))
 
 
-def _seat(doc: matches.MatchDoc, pid: str) -> int:
+def _seat(doc: MatchDoc, pid: str) -> int:
     seat = doc.seat_of(pid)
     if seat is None:
         raise ApiError("forbidden", "you don't sit in this match; GET /v1/matches/{id} shows "
