@@ -41,7 +41,7 @@ def client_gone(environ: Mapping[str, Any]) -> bool:
         readable, _, _ = select.select([sock], [], [], 0)
         if not readable:
             return False
-        return sock.recv(1, socket.MSG_PEEK) == b""
+        return bool(sock.recv(1, socket.MSG_PEEK) == b"")
     except (OSError, ValueError):
         return True
 

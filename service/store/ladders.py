@@ -29,7 +29,7 @@ import redis
 
 from .. import engine
 from . import keys, ladder_planner, matches, players, rating, replies
-from .docs import FINISHED
+from .docs import FINISHED, MatchDoc
 from .errors import StoreError
 from .ladder_config import LadderConfig
 from .rating import Record
@@ -285,14 +285,14 @@ def _settle_aborted(r: redis.Redis, lad: LadderConfig, doc: MatchDoc, now: float
                 pipe.watch(inflight, records)
                 if not pipe.hexists(inflight, doc.id):
                     return False
-                recs = [Record.parse(raw, lad.seats) for raw in pipe.hmget(records, doc.seats)]
+                recs = [Record.from_json(raw, lad.seats) for raw in pipe.hmget(records, doc.seats)]
                 pipe.multi()
                 for seat, (pid, rec) in enumerate(zip(doc.seats, recs, strict=True)):
                     if seat == absent:
                         rec.benched_at = now
                         rec.benched_reason = (f"absent: made no move before its first turn "
                                               f"timed out in {doc.id} (aborted)")
-                    pipe.hset(records, pid, rec.dump())
+                    pipe.hset(records, pid, rec.to_json())
                     pipe.hincrby(_k(lad.name, "active"), pid, -1)
                     pipe.lpush(_k(lad.name, f"h:{pid}"), json.dumps({
                         "match_id": doc.id, "at": now, "seat": seat, "place": None,
