@@ -1,6 +1,6 @@
 """One exception hierarchy for everything the SDK can raise.
 
-Every API error body is ``{"status", "code", "message", "errors"?}``; the stable ``code`` picks
+Every API error body is ``{"status", "code", "message", "errors"?, "rule"?}``; the stable ``code`` picks
 the class (the HTTP status only when the code is unknown to this SDK version)::
 
     LLSDKError

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -127,7 +128,8 @@ class Api:
 
 
 def error_of(resp: requests.Response) -> dict[str, Any]:
-    """The JSON error body, checked for shape: ``{status, code, message, errors?}``."""
+    """The JSON error body, checked for shape: ``{status, code, message, errors?, rule?}``
+    (``rule``, a link to the rule a refusal applies, exactly when the message cites one)."""
     assert resp.headers.get("Content-Type", "").startswith("application/json"), (
         resp.status_code, resp.headers.get("Content-Type"), resp.text[:300])
     body = resp.json()
@@ -135,7 +137,9 @@ def error_of(resp: requests.Response) -> dict[str, Any]:
     assert body.get("status") == resp.status_code, (resp.status_code, body)
     assert isinstance(body.get("code"), str) and body["code"], body
     assert isinstance(body.get("message"), str) and body["message"], body
-    assert set(body) <= {"status", "code", "message", "errors"}, body
+    assert set(body) <= {"status", "code", "message", "errors", "rule"}, body
+    cited = re.search(r"\((R\d{1,2}[a-z]?)\)", body["message"])
+    assert body.get("rule") == (f"/rules#{cited.group(1)}" if cited else None), body
     return body
 
 
