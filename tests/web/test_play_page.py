@@ -213,3 +213,27 @@ def test_a_match_played_with_the_keyboard_only(page: Any, api: Api, api_server: 
         page.wait_for_selector("#result #match-result")
     assert moves >= 1
     assert escaped, "no turn offered the Guard first: Escape was not tried (pick another seed)"
+
+
+def test_the_clock_counts_down_and_the_server_moves_at_the_deadline(
+        page: Any, api: Api, api_server: ApiServer) -> None:
+    """Nobody clicks (so a short deadline is fine): the countdown runs down on the person's turn,
+    marked urgent, and when the deadline passes the page shows the move the server made for
+    them, with no reload."""
+    mid, players, _ = api.new_match(2, prefix="ck", ruleset="classic", seed="play-clock-1",
+                                    turn_timeout_s=3, first_seat=0, max_timeouts=5)
+    me = players[0]
+    sign_in(page, api_server.url, me)
+    page.goto(f"{api_server.url}/play/{mid}")
+    with HttpOpponents(api_server.url, mid, players[1:], delay=0.02):
+        st = wait_my_turn_or_end(page, 15)
+        assert st["status"] == "active" and st["myTurn"]
+        page.wait_for_selector("#clock.mine.urgent:not([hidden])")
+        first = page.inner_text("#clock-text")
+        page.wait_for_function("t => document.getElementById('clock-text').textContent !== t",
+                               arg=first, timeout=3000)
+        assert page.inner_text("#clock-text") < first  # m:ss counts down
+        screenshot(page, "play-clock-urgent")
+        page.wait_for_selector("#log li[data-type='play'] >> text=timed out", timeout=15000)
+    line = page.locator("#log li[data-type='play']", has_text="timed out").first.inner_text()
+    assert me.name in line, line
