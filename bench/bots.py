@@ -62,7 +62,21 @@ def search_strength(label: str, against: str, ruleset: str, players: int, games:
     bot.budget = budget_ms / 1000  # type: ignore[attr-defined]
     other = COUNTING if against == "counting" else RANDOM
     bots = [bot] + [load_bot(other) for _ in range(players - 1)]
-    result = arena.run(bots, ruleset, games=games, seed=seed)
+    games_won, rounds = arena.Rate(), arena.Rate()
+
+    def running(g: int, rec: arena.GameRecord) -> None:
+        """The figures so far on stderr every 10 games (a long run on a busy machine)."""
+        seat = rec.seating.index(0)
+        games_won.played += 1
+        games_won.wins += seat in rec.winners
+        rounds.played += len(rec.round_winners)
+        rounds.wins += sum(1 for w in rec.round_winners if seat in w)
+        if (g + 1) % 10 == 0:
+            print(f"  {label} search vs {against}, {g + 1} games: game win "
+                  f"{games_won.percent()}, round win {rounds.percent()}",
+                  file=sys.stderr, flush=True)
+
+    result = arena.run(bots, ruleset, games=games, seed=seed, on_game=running)
     times += bot.stats  # type: ignore[attr-defined]
     me = result.bots[0]
     if against == "counting":
@@ -94,7 +108,8 @@ def speed(games: int, seed: str) -> None:
     print(f"(wall clock: {result.games_per_second:.0f} games/s)", file=sys.stderr)
 
 
-GROUPS = ("counting", "search-2p", "search-4p", "search-random", "speed")
+GROUPS = ("counting", "search-2p", "search-4p", "search-random", "search-random-2p",
+          "search-random-4p", "speed")
 
 
 def main() -> None:
@@ -122,8 +137,9 @@ def main() -> None:
         search_strength("classic-2p", "counting", "classic", 2, g, seed, budget, times)
     if "search-4p" in only:
         search_strength("2019-4p", "counting", "2019", 4, g, seed, budget, times)
-    if "search-random" in only:
+    if only & {"search-random", "search-random-2p"}:
         search_strength("classic-2p", "random", "classic", 2, g, seed, budget, times)
+    if only & {"search-random", "search-random-4p"}:
         search_strength("2019-4p", "random", "2019", 4, g, seed, budget, times)
     if times:
         print(f"search time per move median: {1000 * percentile(times, 0.5):.1f} ms "
