@@ -12,7 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 
+from tests.support.apiclient import Api
+from tests.support.redis_proc import RedisProcess
+from tests.support.server import ApiServer
 from tests.support.web import ARGS, CHROMIUM
 
 
@@ -47,3 +51,19 @@ def page(browser: Any) -> Iterator[Any]:
     finally:
         ctx.close()
 
+
+
+@pytest.fixture
+def api(api_server: ApiServer) -> Iterator[Api]:
+    """A plain HTTP client of the module's server (tests/support/apiclient.py)."""
+    client = Api(api_server.url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def store(redis_server: RedisProcess) -> Iterator[redis.Redis]:
+    """A client of the session's Redis, to read what the server stored."""
+    r = redis_server.client()
+    yield r
+    r.close()

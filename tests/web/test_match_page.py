@@ -18,7 +18,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,7 +36,6 @@ from tests.support.apiclient import (
     engine_match,
     play_randomly,
 )
-from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
 from tests.support.web import screenshot
 
@@ -63,20 +62,6 @@ SEAT_JS = """() => ({
         current: li.classList.contains('current'), text: li.textContent})),
   text: document.body.innerText,
 })"""
-
-
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def store(redis_server: RedisProcess) -> Iterator[redis.Redis]:
-    r = redis_server.client()
-    yield r
-    r.close()
 
 
 # --------------------------------------------------------------------------- bots in threads

@@ -66,13 +66,6 @@ def house_bots(api_server: ApiServer, redis_server: RedisProcess,
             proc.wait(timeout=5)
 
 
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
-
-
 def sign_up(page: Any, base: str, name: str, shots: bool = True) -> dict[str, Any]:
     page.goto(f"{base}/play")
     page.wait_for_selector("#signup-name")

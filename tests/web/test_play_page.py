@@ -16,7 +16,6 @@ import json
 import random
 import re
 import time
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,24 +32,8 @@ from tests.support.play_browser import (
     sign_in,
     wait_my_turn_or_end,
 )
-from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
 from tests.support.web import screenshot
-
-
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def store(redis_server: RedisProcess) -> Iterator[redis.Redis]:
-    r = redis_server.client()
-    yield r
-    r.close()
-
 
 SHOWN_JS = """() => {
   const outside = (n) => !n.closest('#choices');   // the guard's guess list names every card

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,13 +18,6 @@ import pytest
 from tests.support.apiclient import NO_TIMEOUTS, Api, play_randomly
 from tests.support.server import ApiServer
 from tests.support.web import screenshot
-
-
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
 
 
 @pytest.fixture
