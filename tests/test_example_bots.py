@@ -46,9 +46,11 @@ def command(kind: str, *args: str) -> list[str]:
     return [shutil.which("node") or "nodejs", str(JS_BOT), *args]
 
 
-def start(kind: str, url: str, *args: str) -> subprocess.Popen[str]:
+def start(kind: str, url: str, *args: str, tokens: int | None = None) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
     env.update(LLSDK_URL=url, BOT_WAIT="10")
+    if tokens is not None:
+        env["BOT_TOKENS_TO_WIN"] = str(tokens)
     return subprocess.Popen(command(kind, *args), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=REPO)
 
@@ -60,16 +62,17 @@ def first_line(proc: subprocess.Popen[str]) -> str:
     return line.strip()
 
 
-def finish(proc: subprocess.Popen[str], timeout: float = 120) -> str:
+def finish(proc: subprocess.Popen[str], timeout: float = 300) -> str:
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{out[-3000:]}\nstderr:\n{err}"
     return out
 
 
-def play_match(url: str, kinds: list[str], ruleset: str) -> tuple[str, list[str]]:
-    """The first bot creates the match; the others join it. Returns the match id and each bot's
-    output after the match id line."""
-    creator = start(kinds[0], url, "new", ruleset, str(len(kinds)))
+def play_match(url: str, kinds: list[str], ruleset: str,
+               tokens: int | None = None) -> tuple[str, list[str]]:
+    """The first bot creates the match (``tokens``: its tokens to win); the others join it.
+    Returns the match id and each bot's output after the match id line."""
+    creator = start(kinds[0], url, "new", ruleset, str(len(kinds)), tokens=tokens)
     match_id = first_line(creator).removeprefix("match ")
     assert re.fullmatch(r"m_\w+", match_id), match_id
     joiners = [start(k, url, "join", match_id) for k in kinds[1:]]
@@ -99,8 +102,18 @@ def check_against_the_record(url: str, match_id: str, outs: list[str]) -> dict[s
             if action["type"] == "play":
                 assert any(e["seat"] == seat and e["type"] == "play"
                            and e["card"] == action["card"] for e in applied), (seat, action)
-        rounds = [ln for ln in lines if ln.startswith("round ")]
-        assert len(rounds) == result["rounds"], (rounds, result)
+        # a round result line for each round ended that the bot saw (a view shows the last
+        # one: two rounds that end between two of its views give one line), the last included
+        ended = {e["round"]: e for e in record["events"] if e["type"] == "round_end"}
+        said = [re.fullmatch(r"round (\d+): winners (\[[\d,]*\]) \((\w+)\), tokens (\[[\d,]*\])",
+                             ln) for ln in lines if ln.startswith("round ")]
+        assert all(said), lines
+        numbers = [int(m.group(1)) for m in said if m]
+        assert numbers == sorted(set(numbers)) and numbers[-1] == result["rounds"], numbers
+        for m in filter(None, said):
+            e = ended[int(m.group(1))]
+            assert json.loads(m.group(2)) == e["winners"] and m.group(3) == e["reason"]
+            assert json.loads(m.group(4)) == e["tokens"]
     assert seats_that_moved == set(range(len(outs)))
     # every move the server applied was one of theirs (no timeouts: both bots kept up)
     assert not [e for e in record["events"] if e.get("timeout")]
@@ -119,8 +132,10 @@ def test_curl_bot_and_js_bot_play_a_classic_match_against_each_other(
 @needs_tools
 def test_two_curl_bots_and_two_js_bots_play_a_2019_table(api_server: ApiServer) -> None:
     """Four seats of the 2019 ruleset: chancellor returns and spies included."""
-    match_id, outs = play_match(api_server.url, ["js", "curl", "js", "curl"], "2019")
-    check_against_the_record(api_server.url, match_id, outs)
+    match_id, outs = play_match(api_server.url, ["js", "curl", "js", "curl"], "2019", tokens=2)
+    result = check_against_the_record(api_server.url, match_id, outs)
+    tokens = result["tokens"]
+    assert isinstance(tokens, list) and max(tokens) >= 2 and len(tokens) == 4
 
 
 @needs_tools

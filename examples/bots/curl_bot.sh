@@ -6,7 +6,8 @@
 #   curl_bot.sh play MATCH_ID           play a match this player already sits in
 #
 # Environment: LLSDK_URL (the server, default http://127.0.0.1:8000); LLSDK_TOKEN (a player's
-# token; without it the bot registers a new player named BOT_NAME, default curl-bot-<random>).
+# token; without it the bot registers a new player named BOT_NAME, default curl-bot-<random>);
+# BOT_TOKENS_TO_WIN (a match it creates ends at this many tokens instead of the ruleset's).
 # It prints the match id first, then one line per move and per round, and the result last.
 # Strategy: a random legal action, never giving up the Princess when anything else is legal.
 # The protocol is described in docs/protocol.md; the rules in docs/rules.md.
@@ -46,6 +47,21 @@ call() {
   esac
 }
 
+# join MATCH: take the next seat; a join that raced another one (409 version_conflict) is tried
+# again, as the error says.
+join() {
+  local out tries=0
+  while :; do
+    out=$(api POST "/v1/matches/$1/join")
+    case $(status_of "$out") in
+      2??) return 0 ;;
+      409) [ "$(body_of "$out" | jq -r .code)" = version_conflict ] && [ $((tries += 1)) -lt 20 ] \
+             || die "join: $(body_of "$out" | jq -r '"\(.status) \(.code): \(.message)"')" ;;
+      *) die "join: $(body_of "$out")" ;;
+    esac
+  done
+}
+
 TOKEN=${LLSDK_TOKEN:-}
 if [ -z "$TOKEN" ]; then
   name=${BOT_NAME:-curl-bot-$RANDOM$RANDOM}
@@ -56,11 +72,12 @@ SEAT=
 cmd=${1:-new}
 case $cmd in
   new)
-    options=$(jq -nc --arg r "${2:-classic}" --argjson s "${3:-2}" '{ruleset: $r, seats: $s}')
+    options=$(jq -nc --arg r "${2:-classic}" --argjson s "${3:-2}" --arg t "${BOT_TOKENS_TO_WIN:-}" \
+      '{ruleset: $r, seats: $s} + (if $t == "" then {} else {tokens_to_win: ($t | tonumber)} end)')
     MATCH=$(call POST /v1/matches "$options" | jq -r .match_id)
-    call POST "/v1/matches/$MATCH/join" >/dev/null ;;
+    join "$MATCH" ;;
   join) MATCH=${2:?usage: curl_bot.sh join MATCH_ID}
-        call POST "/v1/matches/$MATCH/join" >/dev/null ;;
+        join "$MATCH" ;;
   play) MATCH=${2:?usage: curl_bot.sh play MATCH_ID} ;;
   *) die "usage: curl_bot.sh new [RULESET] [SEATS] | join MATCH_ID | play MATCH_ID" ;;
 esac
@@ -80,22 +97,23 @@ while :; do
   # Long-poll: answered as soon as the match passes VERSION (or after WAIT seconds).
   VIEW=$(call GET "/v1/matches/$MATCH/view?wait=$WAIT&after=$VERSION")
   while :; do
-    VERSION=$(jq -r .version <<<"$VIEW")
-    SEAT=$(jq -r .seat <<<"$VIEW")
+    # One jq for the fields the loop needs: version, seat, last round ended, status, moves.
+    IFS=$'\t' read -r VERSION SEAT ROUND STATUS NLEGAL < <(jq -r \
+      '[.version, .seat, (.last_round.round // 0), .status, (.legal_actions | length)] | @tsv' \
+      <<<"$VIEW")
     # Rounds ended since we last looked (the view carries the previous round's result).
-    ROUND=$(jq -r '.last_round.round // 0' <<<"$VIEW")
     if [ "$ROUND" -gt "$ROUND_SEEN" ]; then
       ROUND_SEEN=$ROUND
       jq -r '.last_round | "round \(.round): winners \(.winners) (\(.reason)), tokens \(.tokens)"' \
         <<<"$VIEW"
     fi
-    if [ "$(jq -r .status <<<"$VIEW")" = finished ]; then
+    if [ "$STATUS" = finished ]; then
       jq -r --argjson me "$SEAT" \
         '"finished: winners \(.result.winners), tokens \(.result.tokens)" +
          (if (.result.winners | index($me)) != null then " (we won)" else "" end)' <<<"$VIEW"
       exit 0
     fi
-    [ "$(jq '.legal_actions | length' <<<"$VIEW")" -gt 0 ] || break
+    [ "$NLEGAL" -gt 0 ] || break
     ACTION=$(choose <<<"$VIEW")
     echo "seat $SEAT plays $ACTION"
     # One Idempotency-Key per move, so a retry after a lost answer is never applied twice;

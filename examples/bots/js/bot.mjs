@@ -7,7 +7,8 @@
 //   node bot.mjs play MATCH_ID           play a match this player already sits in
 //
 // Environment: LLSDK_URL (the server, default http://127.0.0.1:8000); LLSDK_TOKEN (a player's
-// token; without it the bot registers a new player named BOT_NAME, default js-bot-<random>).
+// token; without it the bot registers a new player named BOT_NAME, default js-bot-<random>);
+// BOT_TOKENS_TO_WIN (a match it creates ends at this many tokens instead of the ruleset's).
 // It prints the match id first, then one line per move and per round, and the result last.
 // The protocol is described in docs/protocol.md; the rules in docs/rules.md.
 
@@ -59,6 +60,17 @@ async function api(method, path, { body, headers = {} } = {}) {
   }
 }
 
+// Take the next seat; a join that raced another one (409 version_conflict) is tried again.
+async function join(match) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await api("POST", `/v1/matches/${match}/join`);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === "version_conflict") || attempt >= 20) throw err;
+    }
+  }
+}
+
 // A random legal action, never giving up the Princess when anything else is legal.
 function choose(view) {
   const all = view.legal_actions;
@@ -75,14 +87,14 @@ async function main(argv) {
   }
   let match;
   if (cmd === "new") {
-    const created = await api("POST", "/v1/matches", {
-      body: { ruleset: arg1 || "classic", seats: Number(arg2 || 2) },
-    });
+    const body = { ruleset: arg1 || "classic", seats: Number(arg2 || 2) };
+    if (process.env.BOT_TOKENS_TO_WIN) body.tokens_to_win = Number(process.env.BOT_TOKENS_TO_WIN);
+    const created = await api("POST", "/v1/matches", { body });
     match = created.match_id;
-    await api("POST", `/v1/matches/${match}/join`);
+    await join(match);
   } else if (cmd === "join" && arg1) {
     match = arg1;
-    await api("POST", `/v1/matches/${match}/join`);
+    await join(match);
   } else if (cmd === "play" && arg1) {
     match = arg1;
   } else {
