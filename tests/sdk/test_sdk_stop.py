@@ -3,14 +3,22 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import threading
 import time
+from pathlib import Path
 
+import pytest
 import requests
 from llsdk import Action, Bot, Client, View
 from llsdk.errors import TransportError
 
+from tests.support import venv_executable
 from tests.support.server import ApiServer
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Idle(Bot):
@@ -70,3 +78,34 @@ def test_bot_run_leaves_its_ladders_and_returns_within_a_second(api_server: ApiS
     assert time.monotonic() - started < 1.5
     assert not entered(api_server, "duel", reg.id)
     client.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_llsdk_play_leaves_and_exits_within_2s_on_ctrl_c_and_sigterm(
+        api_server: ApiServer, tmp_path: Path, sig: int) -> None:
+    reg = Client(api_server.url).players.register(f"cli-{int(sig)}")
+    log = tmp_path / "play.log"
+    env = dict(os.environ, LLSDK_URL=api_server.url, LLSDK_TOKEN=reg.token or "",
+               PYTHONUNBUFFERED="1")
+    with open(log, "ab") as f:
+        proc = subprocess.Popen(
+            [venv_executable("llsdk"), "play", str(REPO / "examples" / "bots" / "random_bot.py"),
+             "--ladder", "duel", "--poll-wait", "30"],
+            cwd=REPO, env=env, stdout=f, stderr=subprocess.STDOUT)
+    try:
+        end = time.monotonic() + 30
+        while not entered(api_server, "duel", reg.id):
+            assert proc.poll() is None and time.monotonic() < end, log.read_text()
+            time.sleep(0.1)
+        time.sleep(1.0)  # inside its 30-s long-poll
+        started = time.monotonic()
+        proc.send_signal(sig)
+        code = proc.wait(timeout=30)
+        elapsed = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code in (0, 130), log.read_text()
+    assert elapsed <= 2.0, f"{elapsed:.2f} s:\n{log.read_text()}"
+    assert not entered(api_server, "duel", reg.id), log.read_text()
