@@ -184,6 +184,16 @@ class DeadlineWorker(SimpleWorker):
         except REDIS_DOWN as exc:
             self._redis_down("maintenance", exc)
 
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None,
+                                     max_idle_time: int | None = None) -> Any:
+        # RQ retries a lost connection only around its blocking pop; the state update before it
+        # (HSET of the worker's key) is outside that retry.
+        while True:
+            try:
+                return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+            except REDIS_DOWN as exc:
+                self._redis_down("dequeue", exc)
+
     def execute_job(self, job: Any, queue: Any) -> None:
         try:
             super().execute_job(job, queue)
