@@ -16,6 +16,12 @@ def _env_int(name: str, default: int) -> int:
     return default if raw in (None, "") else int(raw)
 
 
+def _limit_env(name: str, default: str) -> str:
+    """A limit string from the environment: unset or empty -> ``default``; ``off`` -> none."""
+    raw = (os.environ.get(name) or "").strip()
+    return "" if raw.lower() in ("off", "0") else raw or default
+
+
 @dataclass
 class Config:
     redis_url: str = "redis://127.0.0.1:6379/0"
@@ -24,6 +30,12 @@ class Config:
     max_wait_s: int = 60
     rate_limit: str = "20/second;600/minute"
     rate_limits_enabled: bool = True
+    # registrations per client address, on top of rate_limit ("" = no limit of its own)
+    register_rate_limit: str = "10/minute;200/day"
+    # GET /metrics: wants `Authorization: Bearer <metrics_token>` when set; without a token it
+    # is closed unless metrics_open (which only `make run` sets)
+    metrics_token: str = ""
+    metrics_open: bool = False
     enqueue_jobs: bool = True  # schedule RQ deadline jobs when turns start
     # Challenges: unanswered ones expire after challenge_ttl_s (a challenger may ask for
     # 10 s to a day); one player may have challenge_max_open open at once
@@ -40,6 +52,9 @@ class Config:
             max_wait_s=_env_int("MAX_WAIT_S", cls.max_wait_s),
             rate_limit=os.environ.get("RATE_LIMIT") or cls.rate_limit,
             rate_limits_enabled=os.environ.get("RATE_LIMITS", "1") != "0",
+            register_rate_limit=_limit_env("REGISTER_RATE_LIMIT", cls.register_rate_limit),
+            metrics_token=os.environ.get("METRICS_TOKEN") or "",
+            metrics_open=os.environ.get("METRICS_OPEN", "0") == "1",
             enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",
             challenge_ttl_s=_env_int("CHALLENGE_TTL_S", cls.challenge_ttl_s),
             challenge_max_open=_env_int("CHALLENGE_MAX_OPEN", cls.challenge_max_open),

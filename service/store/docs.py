@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from ..engine import MatchState
+
+#: options a creator may fix in an unrated match (never in a rated one), in the order shown
+FIXABLE_OPTIONS = ("deck", "first_seat", "seed")
+#: the options entry listing which of them the creator chose (set when the match is created)
+CHOSEN_KEY = "chosen_by_creator"
+_SERVER_SEED = re.compile(r"[0-9a-f]{32}")  # secrets.token_hex(16), as matches.create makes
 
 WAITING = "waiting"
 ACTIVE = "active"
@@ -57,6 +64,20 @@ class MatchDoc:
             return self.seats.index(pid)
         except ValueError:
             return None
+
+    @property
+    def fixed_by_creator(self) -> list[str]:
+        """Which of :data:`FIXABLE_OPTIONS` the creator chose. A document made before this was
+        recorded is judged by what it holds: a deck or a first seat is always the creator's, and
+        a seed is the server's only in the shape the server makes."""
+        chosen = self.options.get(CHOSEN_KEY)
+        if chosen is not None:
+            return list(chosen)
+        o = self.options
+        seed = o.get("seed")
+        return [k for k in FIXABLE_OPTIONS if o.get(k) is not None and not (
+            k == "seed" and (self.rated or (isinstance(seed, str)
+                                            and _SERVER_SEED.fullmatch(seed))))]
 
     @property
     def seat_count(self) -> int:

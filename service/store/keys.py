@@ -3,7 +3,27 @@ them live in one Redis Cluster slot and one transaction can touch them all."""
 
 from __future__ import annotations
 
+import re
+import secrets
+
 PREFIX = "ll"
+
+# Ids as minted here; the HTTP layer refuses any path segment that doesn't match (404) before it
+# can name a key, and the store checks again (with fullmatch: a regex `$` accepts a final "\n").
+PLAYER_ID_PATTERN = r"p_[0-9a-f]{12}"
+MATCH_ID_PATTERN = r"m_[0-9a-f]{12}"
+PLAYER_ID_RE = re.compile(PLAYER_ID_PATTERN)
+#: what the store accepts as a match id: the minted shape and the few others that tools make
+#: (bench/ copies documents under other ids); never ':', '{', '}' or whitespace
+STORE_MATCH_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def new_player_id() -> str:
+    return "p_" + secrets.token_hex(6)
+
+
+def new_match_id() -> str:
+    return "m_" + secrets.token_hex(6)
 
 
 def match(mid: str) -> str:
@@ -19,8 +39,9 @@ def player(pid: str) -> str:
     return f"{PREFIX}:p:{pid}"
 
 
-def player_name(name: str) -> str:
-    return f"{PREFIX}:pname:{name.lower()}"
+def player_name(canonical: str) -> str:
+    """The name index entry of a canonical name (``players.canonical_name``)."""
+    return f"{PREFIX}:pname:{canonical}"
 
 
 def token(token_hash: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import secrets
 import time
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from redis.client import Pipeline
 from .. import engine
 from ..engine import EngineError
 from . import clock, deadlines, inbox, keys, players, queues, replies
-from .docs import ACTIVE, FINISHED, WAITING, MatchDoc
+from .docs import ACTIVE, CHOSEN_KEY, FINISHED, FIXABLE_OPTIONS, WAITING, MatchDoc
 from .errors import StoreError
 
 T = TypeVar("T")
@@ -33,7 +32,6 @@ T = TypeVar("T")
 Respond = Callable[[MatchDoc, int, float], dict[str, Any]]
 
 TIMEOUT_POLICIES = ("auto", "forfeit")
-MATCH_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # A turn that times out is followed by at most this many chained timeouts in one pass.
 MAX_TIMEOUTS_PER_PASS = 500
 # expire() reads again this many times at most when the match moves under it.
@@ -94,7 +92,7 @@ def peek_version(r: redis.Redis, mid: str) -> int:
 def get(r: redis.Redis, mid: str, *, now: float | None = None,
         deadline_jobs: bool = True) -> MatchDoc:
     """The match, with any timeout that is due applied first (so nobody sees a stale turn)."""
-    if not isinstance(mid, str) or not MATCH_ID_RE.match(mid):
+    if not isinstance(mid, str) or not keys.STORE_MATCH_ID_RE.fullmatch(mid):
         raise StoreError("not_found", f"no match {mid!r}")
     doc = _load(r, mid)
     now = time.time() if now is None else now
@@ -232,8 +230,12 @@ def _options(options: dict[str, Any], rated: bool) -> dict[str, Any]:
     opts.setdefault("two_player_setup", "three-up")
     if opts["timeout_policy"] not in TIMEOUT_POLICIES:
         raise StoreError("invalid_request", f"timeout_policy must be one of {TIMEOUT_POLICIES}")
-    if rated and any(opts.get(k) is not None for k in ("seed", "deck", "first_seat")):
+    chosen = [k for k in FIXABLE_OPTIONS if opts.get(k) is not None]
+    if rated and chosen:
         raise StoreError("invalid_request", "rated matches never take seed, deck or first_seat")
+    # recorded before the server picks a seed, so every view can tell who chose (no hidden
+    # rigging: a chosen seed lets the creator predict every hand)
+    opts[CHOSEN_KEY] = chosen
     return opts
 
 
@@ -261,7 +263,7 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
     opts = check_options(options, rated=rated)
     if opts.get("seed") is None:
         opts["seed"] = secrets.token_hex(16)  # hidden until the match ends
-    mid = "m_" + secrets.token_hex(6)
+    mid = keys.new_match_id()
     doc = MatchDoc(id=mid, created_at=now, created_by=creator, options=opts, rated=rated,
                    ladder=ladder)
     pipe = r.pipeline()
@@ -291,7 +293,7 @@ def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: 
     if len(seats) != state.players or len(names) != len(seats) or len(set(seats)) != len(seats):
         raise StoreError("invalid_request", f"{state.players} distinct players are needed")
     opts["seed"], opts["tokens_to_win"] = state.seed, state.tokens_to_win
-    doc = MatchDoc(id="m_" + secrets.token_hex(6), created_at=now, created_by=creator,
+    doc = MatchDoc(id=keys.new_match_id(), created_at=now, created_by=creator,
                    options=opts, rated=rated, ladder=ladder, seats=list(seats),
                    names=list(names), status=ACTIVE, version=1 + len(seats), state=state,
                    moved=[False] * len(seats))
