@@ -400,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
     raise_fd_limit(args.matches * SEATS * 2 + 1024)
 
     with RedisProcess() as redis_proc:
-        server = ApiServer(redis_proc.url, workers=args.workers, env={"RATE_LIMITS": "0"})
+        server = ApiServer(redis_proc.url, workers=args.workers,
+                           env={"RATE_LIMITS": "0", "METRICS_OPEN": "1"})
         server.start()
         try:
             bench = PollBench(server, args.matches)

@@ -16,7 +16,7 @@ def _env_int(name: str, default: int) -> int:
     return default if raw in (None, "") else int(raw)
 
 
-def _limit_env(name: str, default: str) -> str:
+def _env_limit(name: str, default: str) -> str:
     """A limit string from the environment: unset or empty -> ``default``; ``off`` -> none."""
     raw = (os.environ.get(name) or "").strip()
     return "" if raw.lower() in ("off", "0") else raw or default
@@ -52,7 +52,7 @@ class Config:
             max_wait_s=_env_int("MAX_WAIT_S", cls.max_wait_s),
             rate_limit=os.environ.get("RATE_LIMIT") or cls.rate_limit,
             rate_limits_enabled=os.environ.get("RATE_LIMITS", "1") != "0",
-            register_rate_limit=_limit_env("REGISTER_RATE_LIMIT", cls.register_rate_limit),
+            register_rate_limit=_env_limit("REGISTER_RATE_LIMIT", cls.register_rate_limit),
             metrics_token=os.environ.get("METRICS_TOKEN") or "",
             metrics_open=os.environ.get("METRICS_OPEN", "0") == "1",
             enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",

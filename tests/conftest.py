@@ -45,11 +45,13 @@ def redis_db(redis_server: RedisProcess) -> Iterator[redis.Redis]:
 @pytest.fixture(scope="module")
 def api_server(request: pytest.FixtureRequest, redis_server: RedisProcess) -> Iterator[ApiServer]:
     """The real app under gunicorn on a free port, on the private ``redis_server``; one per test
-    module (a module sets ``API_WORKERS = n`` for n gunicorn workers, default 1). Rate limits and
-    RQ enqueueing are off. On a failing test its log is attached to the report; at the end of the
+    module (a module sets ``API_WORKERS = n`` for n gunicorn workers, default 1, and may set
+    ``API_ENV`` to a dict of environment variables for it). Rate limits and RQ enqueueing are
+    off. On a failing test its log is attached to the report; at the end of the
     module the log must hold no traceback (an unhandled error anywhere is a bug)."""
     workers = int(getattr(request.module, "API_WORKERS", 1))
-    server = ApiServer(redis_server.url, workers=workers)
+    server = ApiServer(redis_server.url, workers=workers,
+                       env=dict(getattr(request.module, "API_ENV", {})))
     try:
         server.start()
         yield server

@@ -92,3 +92,53 @@ def test_house_bots_enter_the_ladder_and_keep_their_players(
         assert {k.decode() for k in r.hkeys("ll:house_bots")} >= want
     finally:
         r.close()
+
+
+def test_a_taken_or_stale_name_never_stops_the_house_bots(
+        api_server: ApiServer, redis_server: RedisProcess, tmp_path: Path) -> None:
+    """``house-random-1`` held by a player the house bots have no token for (made before the
+    namespace was reserved, say) and a kept token for ``house-counting-1`` that no longer works:
+    the bots still start, one under the next free name, and the process keeps running. Nobody
+    else can take a house name over HTTP."""
+    from service.store import players
+
+    r = redis_server.client()
+    try:
+        r.delete("ll:house_bots")
+        try:
+            players.register(r, "house-random-1", house=True)  # a squatter from before
+        except Exception:  # noqa: BLE001 - already taken (by the test above): just as good
+            pass
+        r.hset("ll:house_bots", "house-counting-1", "llt_a-token-nobody-has")
+        refused = requests.post(f"{api_server.url}/v1/players", json={"name": "house-random-2"},
+                                timeout=10)
+        assert refused.status_code == 422 and refused.json()["code"] == "name_reserved"
+        log = tmp_path / "house_bots.log"
+        proc = _start(api_server, redis_server, log)
+        try:
+            end = time.monotonic() + 30
+            while time.monotonic() < end and log.read_text().count("plays on") < 3:
+                assert proc.poll() is None, log.read_text()
+                time.sleep(0.2)
+            text = log.read_text()
+            assert text.count("plays on") == 3, text  # random, counting and search
+            assert "house-random-1 is taken" in text
+            assert "kept token no longer works" in text
+            # (house-counting-1 itself is taken too when the test above ran first)
+            counting = {"house-counting-1", "house-counting-1-2"}
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not (
+                    "house-random-1-2" in _entered(api_server)
+                    and counting & set(_entered(api_server))):
+                time.sleep(0.2)
+            entered = set(_entered(api_server))
+            assert "house-random-1-2" in entered and counting & entered, (entered, text)
+            assert proc.poll() is None
+        finally:
+            code = _stop(proc)
+        assert code == 0, log.read_text()
+        kept = {k.decode(): v.decode() for k, v in r.hgetall("ll:house_bots").items()}
+        assert kept["house-counting-1"] != "llt_a-token-nobody-has"
+        assert players.authenticate(r, kept["house-random-1"]) is not None
+    finally:
+        r.close()

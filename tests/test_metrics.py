@@ -22,8 +22,10 @@ from rq import Queue
 from tests.support.apiclient import NO_TIMEOUTS, Api, play_randomly
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
+from tests.support.snapshot import clear_rate_limits
 
 API_WORKERS = 2
+API_ENV = {"METRICS_OPEN": "1"}  # /metrics is closed by default (tests/api/test_limits.py)
 RID = "X-Request-ID"
 ACTIONS = "/v1/matches/<match_id>/actions"
 
@@ -237,15 +239,20 @@ def test_every_response_carries_a_request_id(api: Api, api_server: ApiServer) ->
 
 
 def test_rate_limited_responses_carry_a_request_id(redis_server: RedisProcess) -> None:
-    with ApiServer(redis_server.url, env={"RATE_LIMITS": "1", "RATE_LIMIT": "3/minute"}) as srv:
+    cleaner = redis_server.client()
+    clear_rate_limits(cleaner)  # counters of other tests' servers on this Redis
+    cleaner.close()
+    with ApiServer(redis_server.url, env={"RATE_LIMITS": "1", "RATE_LIMIT": "3/minute",
+                                          "METRICS_OPEN": "1"}) as srv:
         statuses = []
         for i in range(6):
-            r = requests.get(f"{srv.url}/v1/matches/m_nope", headers={RID: f"rl-{i}"},
+            # (a well-formed id: a path no route matches is never rate limited by flask-limiter)
+            r = requests.get(f"{srv.url}/v1/matches/m_000000000000", headers={RID: f"rl-{i}"},
                              timeout=10)
             statuses.append(r.status_code)
             assert r.headers.get(RID) == f"rl-{i}", r.headers
         assert 429 in statuses, statuses
-        limited = requests.get(f"{srv.url}/v1/matches/m_nope", timeout=10)
+        limited = requests.get(f"{srv.url}/v1/matches/m_000000000000", timeout=10)
         assert limited.status_code == 429 and limited.json()["code"] == "rate_limited"
         assert limited.headers.get(RID)
         # /metrics, the health probes and the web pages (not the JSON they read) are exempt

@@ -11,7 +11,8 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
         │   ├── MalformedAction         malformed_action (422)
         │   ├── PlayerNotFound          player_not_found (422): a challenge names nobody
         │   ├── ChallengeSelf           challenge_self (422)
-        │   └── DuplicateOpponent       duplicate_opponent (422)
+        │   ├── DuplicateOpponent       duplicate_opponent (422)
+        │   └── NameReserved            name_reserved (422)
         ├── Unauthorized                unauthorized (401)
         ├── Forbidden                   forbidden (403)
         │   ├── NotChallenged           not_challenged: answering your own challenge
@@ -187,6 +188,10 @@ class TooManyChallenges(Conflict):
     """``too_many_challenges``: wait for answers to your open challenges or cancel one."""
 
 
+class NameReserved(InvalidRequest):
+    """``name_reserved``: the name is in the house bots' namespace (``house-...``)."""
+
+
 class PreconditionFailed(APIError):
     """``precondition_failed``: a malformed If-Match."""
 
@@ -251,6 +256,7 @@ CODE_CLASSES: dict[str, type[APIError]] = {
     "already_joined": AlreadyJoined,
     "already_forfeited": AlreadyForfeited,
     "name_taken": NameTaken,
+    "name_reserved": NameReserved,
     "precondition_failed": PreconditionFailed,
     "payload_too_large": PayloadTooLarge,
     "unsupported_media_type": UnsupportedMediaType,
@@ -326,7 +332,7 @@ __all__ = [
     "PlayerNotFound", "TooManyChallenges",
     "Conflict", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
     "InvalidRequest", "LLSDKError", "MalformedAction", "MalformedJSON", "MatchFull",
-    "MatchNotActive", "MethodNotAllowed", "NameTaken", "NotFound", "NotYourTurn",
+    "MatchNotActive", "MethodNotAllowed", "NameReserved", "NameTaken", "NotFound", "NotYourTurn",
     "PayloadTooLarge", "PreconditionFailed", "RateLimited", "ServerError", "ServiceUnavailable",
     "TransportError", "Unauthorized", "UnsupportedMediaType", "VersionConflict", "error_for",
     "parse_retry_after",

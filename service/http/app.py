@@ -7,18 +7,16 @@ from typing import Any
 
 import redis
 import swagger_ui_bundle
-from flask import Flask, request, send_from_directory
-from flask_limiter import Limiter
+from flask import Flask, send_from_directory
 from flask_smorest import Api
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
-from ..store.players import hash_token
-from . import errors, metrics, requestlog, web
+from . import errors, limits, metrics, params, requestlog, web
 from .routes import BLUEPRINTS, health
-from .routes.common import ErrorSchema, bearer_token
+from .routes.common import ErrorSchema
 
 API_TITLE = "Love Letter Arena"
 API_VERSION = "v1"
@@ -56,18 +54,13 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
                                 "{status, code, message, errors?} with stable codes."},
     })
     api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer"})
+    params.init_app(app, api)  # the id converters, before any route uses them
     for blp in BLUEPRINTS:
         api.register_blueprint(blp)
     errors.register(app)
-    limiter = Limiter(
-        key_func=_rate_key, app=app, default_limits=[cfg.rate_limit], headers_enabled=True,
-        storage_uri=_limits_uri(cfg.redis_url), enabled=cfg.rate_limits_enabled,
-        strategy="fixed-window", key_prefix="ll:rl",
-        # Redis down: let the request through to its own 503 (service_unavailable), not a 500
-        swallow_errors=True)
-    limiter.exempt(health.blp)
-    limiter.exempt(metrics_view)
-    limiter.exempt(web.init_app(app))  # the HTML pages (they read the rate-limited JSON API)
+    # the HTML pages are exempt (they read the rate-limited JSON API)
+    limits.init_app(app, cfg, api=[b for b in BLUEPRINTS if b is not health.blp],
+                    exempt=[health.blp, metrics_view, web.init_app(app)])
     if os.environ.get("BENCH_BARE_ENDPOINT") == "1":  # bench/api.py only; never in openapi.yaml
         from .bench_bare import blp as bench_bare
         app.register_blueprint(bench_bare)
@@ -86,14 +79,3 @@ def redis_client(url: str) -> redis.Redis:
     redis-py's default ten retries (several seconds)."""
     return redis.Redis.from_url(url, retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
 
-
-def _rate_key() -> str:
-    """Limits are per token (hashed), else per client address."""
-    token = bearer_token()
-    return "t:" + hash_token(token)[:32] if token else "ip:" + (request.remote_addr or "?")
-
-
-def _limits_uri(redis_url: str) -> str:
-    # the `limits` package spells unix sockets redis+unix://
-    return "redis+unix://" + redis_url.removeprefix("unix://") if redis_url.startswith(
-        "unix://") else redis_url

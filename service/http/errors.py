@@ -41,6 +41,7 @@ STATUS: dict[str, int] = {
     "challenge_expired": 409,
     "already_challenged": 409,
     "too_many_challenges": 409,
+    "name_reserved": 422,
     "precondition_failed": 412,
     "payload_too_large": 413,
     "unsupported_media_type": 415,

@@ -33,6 +33,7 @@ ll_redis_up                       gauge      1 when Redis answered the scrape (e
 
 from __future__ import annotations
 
+import hmac
 import os
 import time
 from collections.abc import Iterator
@@ -55,6 +56,8 @@ from prometheus_client.registry import Collector
 
 from ..store import keys
 from ..store.queues import QUEUES as RQ_QUEUES
+from .errors import ApiError
+from .params import route_label
 
 ACTIONS_RULE = "/v1/matches/<match_id>/actions"
 
@@ -158,7 +161,7 @@ def _before() -> None:
 
 def _after(resp: Response) -> Response:
     rule = request.url_rule
-    route = rule.rule if rule is not None else "<unmatched>"
+    route = route_label(rule.rule) if rule is not None else "<unmatched>"
     REQUESTS.labels(route, request.method, str(resp.status_code)).inc()
     if route == ACTIONS_RULE and request.method == "POST":
         t0 = g.get("ll_t0")
@@ -167,7 +170,23 @@ def _after(resp: Response) -> Response:
     return resp
 
 
+def _allowed() -> None:
+    """``METRICS_TOKEN`` set: the scrape must send it as a Bearer token. Unset: closed, unless
+    ``METRICS_OPEN=1`` (which only ``make run`` sets: a laptop's stack)."""
+    cfg = current_app.extensions["llconfig"]
+    if cfg.metrics_token:
+        scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+                sent.strip().encode(), cfg.metrics_token.encode()):
+            raise ApiError("unauthorized", "send Authorization: Bearer <METRICS_TOKEN>",
+                           headers={"WWW-Authenticate": "Bearer"})
+    elif not cfg.metrics_open:
+        raise ApiError("forbidden", "metrics are closed: set METRICS_TOKEN (and scrape with it "
+                       "as a Bearer token), or METRICS_OPEN=1")
+
+
 def metrics_view() -> Any:
+    _allowed()
     body = render(current_app.extensions["redis"])
     return current_app.response_class(body, mimetype=None,
                                       headers={"Content-Type": CONTENT_TYPE_LATEST})

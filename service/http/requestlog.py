@@ -32,6 +32,8 @@ from typing import Any
 
 from flask import Flask, Response, g, has_request_context, request
 
+from .params import route_label
+
 HEADER = "X-Request-ID"
 _SANE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _FIELDS = ("request_id", "method", "path", "route", "status", "duration_ms", "remote")
@@ -138,7 +140,7 @@ def _after(resp: Response) -> Response:
         rule = request.url_rule
         access_log.info("request", extra={
             "request_id": rid, "method": request.method, "path": request.path,
-            "route": rule.rule if rule is not None else None, "status": resp.status_code,
+            "route": route_label(rule.rule) if rule is not None else None, "status": resp.status_code,
             "duration_ms": None if started is None else
             round((time.perf_counter() - started) * 1000, 2),
             "remote": request.remote_addr,

@@ -32,8 +32,16 @@ def _turn(doc: MatchDoc, now: float) -> dict[str, Any] | None:
     }
 
 
+def _fixed(doc: MatchDoc) -> dict[str, Any]:
+    """Whether the creator chose the cards (seed, deck) or the first seat, shown from creation
+    on: a chosen seed lets its creator predict every hand, so nobody joins one unawares."""
+    chosen = doc.fixed_by_creator
+    return {"fixed_by_creator": bool(chosen), "fixed_options": chosen}
+
+
 def _options(doc: MatchDoc) -> dict[str, Any]:
     opts = {k: doc.options.get(k) for k in PUBLIC_OPTIONS}
+    opts.update(_fixed(doc))
     if doc.status not in (WAITING, ACTIVE):
         # Seeds and decks decide hidden cards: shown only once the match is over.
         opts.update(seed=doc.options.get("seed"), deck=doc.options.get("deck"),
@@ -116,6 +124,7 @@ def summary(doc: MatchDoc, pid: str | None = None) -> dict[str, Any]:
         "winners": s.winners if s is not None and doc.status not in (WAITING, ACTIVE)
         and doc.aborted is None else None,
         "aborted": doc.aborted,
+        "options": _fixed(doc),
     }
     if pid is not None:
         seat = doc.seat_of(pid)

@@ -13,6 +13,12 @@ worker_connections = int(os.environ.get("WORKER_CONNECTIONS", "4000"))
 timeout = 90  # above the longest long-poll (60 s)
 graceful_timeout = 5
 keepalive = 30
+# What gunicorn refuses by itself, before the app sees the request (its defaults, written down
+# because the docs promise them): a request line over 4094 bytes is 414 URI Too Long, a header
+# line over 8190 bytes or more than 100 header fields is 431; gunicorn's own HTML, no JSON.
+limit_request_line = 4094
+limit_request_field_size = 8190
+limit_request_fields = 100
 accesslog = os.environ.get("ACCESS_LOG") or None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")

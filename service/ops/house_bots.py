@@ -9,8 +9,9 @@ a bot that searches) and ``HOUSE_BOTS_COPIES`` how many players of each (default
 ``budget`` attribute (the search bot; default its own, 100 ms: at most a few moves per second
 of one core per search bot, well inside any turn deadline). ``HOUSE_BOTS_POLL_WAIT`` is each bot's long-poll wait
 in seconds (default 10; a stop waits at most that long for the polls in flight). Each bot is a
-registered player named ``house-<bot>-<n>``; its token is kept in Redis (``REDIS_URL``, hash
-``ll:house_bots``) so a restart plays on as the same player.
+registered player named ``house-<bot>-<n>`` (a namespace nobody else may register; see
+:func:`player_token`); its token is kept in Redis (``REDIS_URL``, hash ``ll:house_bots``) so a
+restart plays on as the same player.
 SIGTERM or Ctrl-C stops every bot after the move in hand.
 """
 
@@ -64,17 +65,45 @@ def _token_store() -> Any:
     return redis.Redis.from_url(url)
 
 
-def player_token(client: Any, store: Any, name: str) -> str:
-    """The token of house player ``name``: kept from an earlier run, else newly registered."""
-    if store is not None:
-        raw = store.hget(TOKENS_KEY, name)
-        if raw:
-            return raw.decode() if isinstance(raw, bytes) else str(raw)
-    reg_name = name if store is not None else f"{name}-{os.urandom(3).hex()}"
-    player = client.players.register(reg_name)
-    if store is not None:
-        store.hset(TOKENS_KEY, name, player.token)
-    return str(player.token)
+#: names tried for one house bot: its own, then ``<name>-2`` ... ``<name>-<NAME_TRIES>``
+NAME_TRIES = 5
+
+
+def player_token(client: Any, store: Any, name: str) -> str | None:
+    """The token of house player ``name``, or None (logged) when no name could be had.
+
+    With the stack's Redis (``REDIS_URL``): the token kept from an earlier run while it still
+    works, else a player registered straight in the store, in the reserved ``house-`` namespace
+    that the API refuses to everyone else. A name taken anyway (by a player made before the
+    namespace was reserved) is never fatal: the next of ``<name>-2`` ... is tried. Without Redis
+    (house bots pointed at someone else's server): an ordinary player registered over HTTP,
+    outside the reserved namespace."""
+    if store is None:
+        reg_name = f"{name.removeprefix('house-')}-{os.urandom(3).hex()}"
+        return str(client.players.register(reg_name).token)
+    from ..store import players
+    from ..store.errors import StoreError
+
+    raw = store.hget(TOKENS_KEY, name)
+    if raw:
+        token = raw.decode() if isinstance(raw, bytes) else str(raw)
+        if players.authenticate(store, token) is not None:
+            return token
+        log.warning("%s: the kept token no longer works; registering again", name)
+    for i in range(1, NAME_TRIES + 1):
+        candidate = name if i == 1 else f"{name}-{i}"
+        try:
+            player = players.register(store, candidate, house=True)
+        except StoreError as e:
+            if e.code != "name_taken":
+                raise
+            log.warning("%s: the name %s is taken; trying another", name, candidate)
+            continue
+        store.hset(TOKENS_KEY, name, player["token"])
+        return str(player["token"])
+    log.error("%s: no free name among %s..%s-%d; this bot sits out", name, name, name,
+              NAME_TRIES)
+    return None
 
 
 def main() -> int:
@@ -121,7 +150,14 @@ def main() -> int:
         cls = load_bot_class(bots_dir() / f"{bot_name}.py")
         for i in range(copies):
             player = f"house-{bot_name.removesuffix('_bot')}-{i + 1}"
-            client = Client(url, player_token(anon, store, player))
+            try:
+                token = player_token(anon, store, player)
+            except Exception:  # noqa: BLE001 - one bot's trouble never stops the others
+                log.exception("%s: could not get a player; this bot sits out", player)
+                token = None
+            if token is None:
+                continue
+            client = Client(url, token)
             bot = cls()
             if budget_ms > 0 and hasattr(bot, "budget"):
                 bot.budget = budget_ms / 1000
@@ -132,6 +168,9 @@ def main() -> int:
             threads.append(t)
             log.info("%s (%s) plays on %s in %s", player, cls.__name__, url,
                      ", ".join(ladders) or "no ladder")
+    if not threads:  # idle rather than exit: the stack would only start us again
+        log.error("no house bot could get a player; idling until stopped")
+        stop.wait()
     while not stop.is_set() and any(t.is_alive() for t in threads):
         time.sleep(0.5)
     stop.set()

@@ -89,8 +89,10 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     env = {"REDIS_URL": redis_url, "PORT": str(port),
            "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
     specs = [
+        # /metrics open on a laptop's stack unless a METRICS_TOKEN is given (closed elsewhere)
         ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
-                         "service.http.wsgi:app"], env),
+                         "service.http.wsgi:app"],
+                 {**env, "METRICS_OPEN": "0" if os.environ.get("METRICS_TOKEN") else "1"}),
         # DeadlineWorker: no fork per job, scheduler polled every 0.2 s (see service/jobs/worker.py)
         ProcSpec("worker", [*rq_command(), "worker", "-w", "service.jobs.worker.DeadlineWorker",
                             "--with-scheduler", "--logging_level", RQ_LOG_LEVEL.upper(),

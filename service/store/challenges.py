@@ -44,7 +44,7 @@ EXPIRED = "expired"
 STATUSES = (OPEN, ACCEPTED, DECLINED, CANCELLED, EXPIRED)
 ANSWERS = ("pending", "accepted", "declined")
 
-ID_RE = re.compile(r"^c_[0-9a-f]{12}$")
+ID_RE = re.compile(keys.CHALLENGE_ID_PATTERN)  # (match with fullmatch)
 #: a challenge nobody answers closes after this long (CHALLENGE_TTL_S overrides it)
 TTL_S = 120
 #: open challenges one player may have made at once (CHALLENGE_MAX_OPEN): each one sends
@@ -248,7 +248,7 @@ def _change(r: redis.Redis, cid: str, pid: str | None, op: Op,
     expiry pass), who must take part in the challenge. A challenge past its expiry is closed as
     expired first; ``op`` then checks and changes it or raises (the expiry is kept anyway).
     ``deadline_jobs``: as in ``matches`` (for the match an accept starts)."""
-    if not isinstance(cid, str) or not ID_RE.match(cid):
+    if not isinstance(cid, str) or not ID_RE.fullmatch(cid):
         raise StoreError("challenge_not_found", f"no challenge {cid!r}")
     key = keys.challenge(cid)
     with r.pipeline() as pipe:

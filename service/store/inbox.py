@@ -16,13 +16,14 @@ from .docs import ACTIVE, FINISHED, MatchDoc
 
 MAXLEN = 1000
 TTL_S = 7 * 24 * 3600
-CURSOR_RE = re.compile(r"^\d+-\d+$")
+#: ASCII digits only (`\d` would take "١٢"), 20 at most: 2^64-1 has 20
+CURSOR_RE = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
 MAX_ID_PART = 2**64 - 1  # a stream id is two unsigned 64-bit integers
 
 
 def valid_cursor(cursor: str) -> bool:
     """A stream id Redis accepts: ``<ms>-<seq>``, each part an unsigned 64-bit integer."""
-    return bool(CURSOR_RE.match(cursor)) and all(
+    return bool(CURSOR_RE.fullmatch(cursor)) and all(
         int(part) <= MAX_ID_PART for part in cursor.split("-"))
 
 

@@ -12,6 +12,7 @@ PREFIX = "ll"
 # can name a key, and the store checks again (with fullmatch: a regex `$` accepts a final "\n").
 PLAYER_ID_PATTERN = r"p_[0-9a-f]{12}"
 MATCH_ID_PATTERN = r"m_[0-9a-f]{12}"
+CHALLENGE_ID_PATTERN = r"c_[0-9a-f]{12}"
 PLAYER_ID_RE = re.compile(PLAYER_ID_PATTERN)
 #: what the store accepts as a match id: the minted shape and the few others that tools make
 #: (bench/ copies documents under other ids); never ':', '{', '}' or whitespace

@@ -46,7 +46,9 @@ THREADS = 4
 #: options a spectator sees while the match runs (no seed, deck or first seat: they decide
 #: hidden cards)
 RUNNING_OPTIONS = {"ruleset", "seats", "turn_timeout_s", "timeout_policy", "max_timeouts",
-                   "tokens_to_win", "two_player_setup"}
+                   "tokens_to_win", "two_player_setup",
+                   # (whether the creator chose them, and which: issue 11's no hidden rigging)
+                   "fixed_by_creator", "fixed_options"}
 SERVICE_FIELDS = {"match_id", "version", "options", "rated", "ladder", "created_at", "aborted"}
 
 CONFIGS: list[tuple[str, int, str]] = [
@@ -101,6 +103,8 @@ class Checker:
             assert opts["deck"] == self.options.get("deck")
         else:
             assert set(opts) == RUNNING_OPTIONS, (sorted(opts), self.where())
+        chosen = sorted(k for k in ("deck", "first_seat", "seed") if k in self.options)
+        assert opts["fixed_by_creator"] is bool(chosen) and opts["fixed_options"] == chosen
         for k in RUNNING_OPTIONS:
             if k in self.options:
                 assert opts[k] == self.options[k], (k, opts[k], self.where())

@@ -14,6 +14,7 @@ from tests.support.apiclient import Api, error_of
 from tests.support.live import running_server
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
+from tests.support.snapshot import clear_rate_limits
 
 LIMIT = 5
 
@@ -21,6 +22,9 @@ LIMIT = 5
 @pytest.fixture(scope="module")
 def server(redis_server: RedisProcess) -> Iterator[ApiServer]:
     # Two workers: the counters live in Redis, so they hold across processes.
+    cleaner = redis_server.client()
+    clear_rate_limits(cleaner)  # counters of other tests' servers on this Redis
+    cleaner.close()
     env = {"RATE_LIMITS": "1", "RATE_LIMIT": f"{LIMIT}/second"}
     with running_server(redis_server.url, workers=2, env=env) as s:
         yield s

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import yaml
 from hypothesis import HealthCheck, settings
 from schemathesis import checks as st_checks
 
+from service.store import keys
 from tests.support.apiclient import NO_TIMEOUTS, Api, Player
 from tests.support.live import running_server
 from tests.support.redis_proc import RedisProcess
@@ -190,12 +192,18 @@ def _use_real_ids(case: Any, live: Live) -> None:
     if not params:
         return
     turn = next(_rotation) % 5
+
+    def an_id(name: str, pattern: str) -> bool:
+        # only a generated id of the documented shape is swapped: one meant to violate the
+        # pattern must stay as it is (and be refused 404)
+        return name in params and re.fullmatch(pattern, str(params[name])) is not None
+
     if "challenge_id" in params and turn:
         params["challenge_id"] = _fresh_challenge(
             live, mine=case.operation.path.endswith("/cancel"))
-    if "match_id" in params and turn:
+    if an_id("match_id", keys.MATCH_ID_PATTERN) and turn:
         params["match_id"] = (live.waiting, live.active, live.finished, live.active)[turn - 1]
-    if "player_id" in params and turn % 2:
+    if an_id("player_id", keys.PLAYER_ID_PATTERN) and turn % 2:
         params["player_id"] = (live.player.id, live.other.id)[turn % 4 // 2]
     if "name" in params and turn % 2 and live.ladder:
         params["name"] = live.ladder

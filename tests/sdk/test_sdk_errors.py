@@ -18,6 +18,7 @@ from llsdk import Action, Client, View, errors
 
 from service.http.errors import STATUS
 from tests.support.server import ApiServer
+from tests.support.snapshot import clear_rate_limits
 
 NO_TIMEOUTS: dict[str, Any] = {"turn_timeout_s": 86400}
 REACHED: set[str] = set()
@@ -87,6 +88,7 @@ def test_player_and_seat_conflicts(anon: Client) -> None:
     taken = name()
     anon.players.register(taken)
     expect(errors.NameTaken, "name_taken", lambda: anon.players.register(taken))
+    expect(errors.NameReserved, "name_reserved", lambda: anon.players.register("house-x"))
     mid, clients, _ = match(anon)
     expect(errors.MatchFull, "match_full", lambda: player(anon).matches.join(mid))
     expect(errors.AlreadyJoined, "already_joined", lambda: clients[0].matches.join(mid))
@@ -168,6 +170,9 @@ def test_too_many_challenges(redis_server: Any) -> None:
 
 
 def test_rate_limited(redis_server: Any) -> None:
+    cleaner = redis_server.client()
+    clear_rate_limits(cleaner)  # counters of other tests' servers on this Redis
+    cleaner.close()
     with ApiServer(redis_server.url, env={"RATE_LIMITS": "1", "RATE_LIMIT": "3/minute"}) as srv:
         anon = Client(srv.url, max_retries=0)
         c = player(anon)
@@ -176,7 +181,9 @@ def test_rate_limited(redis_server: Any) -> None:
                 c.me.get()
         e = info.value
         assert e.code == "rate_limited" and e.status == 429
-        assert e.retry_after is not None and 0 < e.retry_after <= 60
+        # whole seconds, at least 1, rounded up from a one-minute window whose expiry Redis
+        # keeps in whole seconds: 61 at most
+        assert e.retry_after is not None and 1 <= e.retry_after <= 61
         REACHED.add("rate_limited")
 
 

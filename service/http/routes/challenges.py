@@ -6,11 +6,11 @@ from typing import Any
 
 import marshmallow as ma
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
 from ...store import challenges
+from ..params import Blueprint
 from .common import (
     AUTH,
     E400,

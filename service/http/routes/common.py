@@ -71,19 +71,28 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
+def token_sent() -> bool:
+    return bearer_token() is not None
+
+
+def verified_player() -> str | None:
+    """The player whose token the request carries; None without a token or with one nobody has.
+    Looked up once per request (the rate limiter's key and the views share it)."""
+    if "ll_player" not in g:
+        token = bearer_token()
+        g.ll_player = players.authenticate(store(), token) if token else None
+    return g.ll_player  # type: ignore[no-any-return]
+
+
 def current_player(required: bool = True) -> str | None:
     """The caller's player id from ``Authorization: Bearer <token>``."""
-    if "player_id" in g:
-        return g.player_id  # type: ignore[no-any-return]
-    token = bearer_token()
-    pid = players.authenticate(store(), token) if token else None
-    if token and pid is None:
+    pid = verified_player()
+    if pid is None and token_sent():
         raise ApiError("unauthorized", "unknown token",
                        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
     if pid is None and required:
         raise ApiError("unauthorized", "send Authorization: Bearer <token>",
                        headers={"WWW-Authenticate": "Bearer"})
-    g.player_id = pid
     return pid
 
 
@@ -116,15 +125,19 @@ E412 = (412, "If-Match did not match the current version")
 E422 = (422, "the request body or parameters are invalid")
 E400 = (400, "the body is not JSON")
 E413 = (413, "the body is too large")
-E429 = (429, "rate limited; see Retry-After")
+E429 = (429, "rate limited; see Retry-After (whole seconds, at least 1)")
+E401_BAD = (401, "a Bearer token nobody has (the token is optional here)")
 
 
 def document_errors(blp: Any, *errs: tuple[int, str]) -> Any:
-    """Decorator: document the given error statuses with :class:`ErrorSchema` (and 429: every
-    documented endpoint is rate limited)."""
+    """Decorator: document the given error statuses with :class:`ErrorSchema`, and 401 and 429
+    wherever they are not given: every endpoint refuses a token nobody has, and is rate
+    limited."""
 
     def deco(fn: Any) -> Any:
-        for status, desc in (*errs, E429):
+        given = {status for status, _ in errs}
+        always = [e for e in (E401_BAD, E429) if e[0] not in given]
+        for status, desc in (*errs, *always):
             fn = blp.alt_response(status, schema=ErrorSchema, description=desc)(fn)
         return fn
 

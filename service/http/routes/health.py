@@ -6,8 +6,8 @@ from typing import Any
 
 import redis
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
+from ..params import Blueprint
 from .common import json_response, store
 
 blp = Blueprint("health", __name__, url_prefix="", description="Liveness and readiness.")

@@ -7,12 +7,12 @@ from typing import Any
 import marshmallow as ma
 from flask import current_app
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
 
 from ...config import LadderConfig
 from ...store import ladders
 from ..errors import ApiError
+from ..params import Blueprint
 from .common import (
     AUTH,
     E401,
@@ -107,6 +107,7 @@ def _ladder(name: str) -> LadderConfig:
 @blp.route("")
 class Ladders(MethodView):
     @blp.response(200, LadderListSchema)
+    @document_errors(blp)
     def get(self) -> Any:
         """The configured ladders."""
         r = store()

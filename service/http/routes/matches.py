@@ -7,16 +7,25 @@ from typing import Any
 import marshmallow as ma
 from flask import request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
 from ...engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
 from ...realtime import longpoll
-from ...store import matches, presence
+from ...store import keys, matches, presence
 from ...store.docs import MatchDoc
 from ...store.errors import StoreError
 from ..errors import ApiError
+from ..params import (
+    ANY,
+    MAX_INT,
+    Blueprint,
+    IdString,
+    QueryFloat,
+    QueryInt,
+    if_match,
+    if_none_match,
+)
 from ..views import event_list, player_view, public_view, summary
 from .common import (
     AUTH,
@@ -89,19 +98,24 @@ class ActionSchema(ma.Schema):
     guess = f.String(validate=v.OneOf(NAMES))
     keep = f.String(validate=v.OneOf(NAMES))
     bottom = f.List(f.String(validate=v.OneOf(NAMES)), validate=RETURNED)
-    expected_version = f.Integer(strict=True, metadata={
+    expected_version = f.Integer(strict=True, validate=v.Range(0, MAX_INT), metadata={
         "description": "refuse with version_conflict unless the match is at this version"})
 
 
 class ViewQuerySchema(ma.Schema):
-    wait = f.Float(load_default=0, validate=v.Range(0, 60), allow_nan=False, metadata={
+    wait = QueryFloat(0, 60, load_default=0, metadata={
         "description": "hold up to this many seconds for a version newer than `after`"})
-    after = f.Integer(metadata={"description": "the version the caller already has"})
+    after = QueryInt(-MAX_INT, MAX_INT,
+                     metadata={"description": "the version the caller already has"})
 
 
 class EventsQuerySchema(ma.Schema):
-    after = f.Integer(load_default=-1, validate=v.Range(-1, None),
-                      metadata={"description": "return events with seq greater than this"})
+    after = QueryInt(-1, MAX_INT, load_default=-1,
+                     metadata={"description": "return events with seq greater than this"})
+
+
+class MatchesQuerySchema(ListQuerySchema):
+    player = IdString(keys.PLAYER_ID_PATTERN, metadata={"description": "only this player's"})
 
 
 class EventsSchema(ma.Schema):
@@ -117,13 +131,12 @@ def _doc(match_id: str) -> MatchDoc:
 
 @blp.route("")
 class Matches(MethodView):
-    @blp.arguments(ListQuerySchema(), location="query")
+    @blp.arguments(MatchesQuerySchema(), location="query")
     @blp.response(200, MatchListSchema)
     @document_errors(blp, E422)
     def get(self, args: dict[str, Any]) -> Any:
         """List matches, newest first; filter by status and player; page with cursor."""
-        player = request.args.get("player")
-        ids, nxt = matches.list_ids(store(), status=args.get("status"), player=player,
+        ids, nxt = matches.list_ids(store(), status=args.get("status"), player=args.get("player"),
                                     offset=args["cursor"], limit=args["limit"])
         docs = matches.load_many(store(), ids, deadline_jobs=deadline_jobs())
         return json_response({"matches": [summary(d) for d in docs], "next_cursor": nxt})
@@ -140,7 +153,7 @@ class Matches(MethodView):
         return json_response(public_view(doc), 201, {"Location": f"/v1/matches/{doc.id}"})
 
 
-@blp.route("/<match_id>")
+@blp.route("/<match_id:match_id>")
 class Match(MethodView):
     @blp.response(200, ViewSchema)
     @document_errors(blp, E404)
@@ -150,7 +163,7 @@ class Match(MethodView):
         return json_response(public_view(doc), headers={"ETag": f'"{doc.version}"'})
 
 
-@blp.route("/<match_id>/join")
+@blp.route("/<match_id:match_id>/join")
 class Join(MethodView):
     @blp.response(200, ViewSchema)
     @blp.doc(security=AUTH)
@@ -172,7 +185,7 @@ def _seat(doc: MatchDoc, pid: str) -> int:
     return seat
 
 
-@blp.route("/<match_id>/view")
+@blp.route("/<match_id:match_id>/view")
 class View(MethodView):
     @auth_first
     @blp.arguments(ViewQuerySchema(), location="query")
@@ -185,42 +198,24 @@ class View(MethodView):
     def get(self, args: dict[str, Any], match_id: str) -> Any:
         """Your view; with wait=S&after=V it is held until the match passes version V."""
         pid = require_player()
+        have = if_none_match() or []  # (refused before anything is read or written)
         r = store()
         doc = _doc(match_id)
         seat = _seat(doc, pid)
         presence.touch(r, pid)
-        have = _if_none_match()
-        after = args.get("after", have)
+        after = args.get("after", max(have) if have and ANY not in have else None)
         wait = min(args["wait"], config().max_wait_s)
         if wait > 0 and after is not None and doc.version <= after:
             doc = longpoll.wait_for_match(r, notifier(), match_id, after, wait,
                                           longpoll.Listening(r, pid, request.environ),
                                           deadline_jobs=deadline_jobs())
         etag = f'"{doc.version}"'
-        if have is not None and have == doc.version:
+        if ANY in have or doc.version in have:
             return json_response(None, 304, {"ETag": etag}, empty=True)
         return json_response(player_view(doc, seat), headers={"ETag": etag})
 
 
-def _if_none_match() -> int | None:
-    raw = request.headers.get("If-None-Match")
-    if not raw:
-        return None
-    tag = raw.split(",")[0].strip().removeprefix("W/").strip('"')
-    return int(tag) if tag.isdigit() else None
-
-
-def _if_match() -> int | None:
-    raw = request.headers.get("If-Match")
-    if raw is None:
-        return None
-    tag = raw.strip().removeprefix("W/").strip('"')
-    if not tag.isdigit():
-        raise ApiError("precondition_failed", "If-Match must be the view's version (its ETag)")
-    return int(tag)
-
-
-@blp.route("/<match_id>/actions")
+@blp.route("/<match_id:match_id>/actions")
 class Actions(MethodView):
     @auth_first
     @blp.arguments(ActionSchema())
@@ -239,19 +234,20 @@ class Actions(MethodView):
         if key is not None and not (0 < len(key) <= 128 and key.isprintable()):
             raise ApiError("invalid_request", "Idempotency-Key: 1 to 128 printable characters")
         expected = data.pop("expected_version", None)
-        if_match = _if_match()
+        expected_if = if_match()
         try:
             view = matches.act(store(), match_id, pid, data, respond=player_view,
-                               expected_version=if_match if if_match is not None else expected,
+                               expected_version=expected_if if expected_if is not None
+                               else expected,
                                idempotency_key=key, deadline_jobs=deadline_jobs())
         except StoreError as e:
-            if e.code == "version_conflict" and if_match is not None:
+            if e.code == "version_conflict" and expected_if is not None:
                 e.extra["if_match"] = True
             raise
         return json_response(view, headers={"ETag": f'"{view["version"]}"'})
 
 
-@blp.route("/<match_id>/resign")
+@blp.route("/<match_id:match_id>/resign")
 class Resign(MethodView):
     @blp.response(200, ViewSchema)
     @blp.doc(security=AUTH)
@@ -263,7 +259,7 @@ class Resign(MethodView):
         return json_response(player_view(doc, _seat(doc, pid)))
 
 
-@blp.route("/<match_id>/events")
+@blp.route("/<match_id:match_id>/events")
 class Events(MethodView):
     @blp.arguments(EventsQuerySchema(), location="query")
     @blp.response(200, EventsSchema)

@@ -7,12 +7,11 @@ from typing import Any
 import marshmallow as ma
 from flask import request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
-from marshmallow import validate as v
 
 from ...realtime import longpoll
 from ...store import challenges, inbox, matches, players, presence
+from ..params import Blueprint, QueryFloat
 from ..views import summary
 from .challenges import ChallengeListSchema
 from .common import (
@@ -35,14 +34,16 @@ blp = Blueprint("me", __name__, url_prefix="/v1/me", description="The caller's o
 
 def _cursor_in_range(value: str) -> None:
     if not inbox.valid_cursor(value):
-        raise ma.ValidationError("not a cursor: each part is at most 2^64-1")
+        raise ma.ValidationError("not a cursor: <ms>-<seq> in ASCII digits, each part at "
+                                 "most 2^64-1")
 
 
 class NoticesQuerySchema(ma.Schema):
-    after = f.String(validate=[v.Regexp(inbox.CURSOR_RE), _cursor_in_range], metadata={
+    after = f.String(validate=_cursor_in_range, metadata={
+        "pattern": f"^{inbox.CURSOR_RE.pattern}$",
         "description": "the cursor of the last notice you have; absent: from the oldest kept"})
-    wait = f.Float(load_default=0, validate=v.Range(0, 60), allow_nan=False,
-                   metadata={"description": "hold up to this many seconds for a notice"})
+    wait = QueryFloat(0, 60, load_default=0,
+                      metadata={"description": "hold up to this many seconds for a notice"})
     challenges = f.Boolean(load_default=False, metadata={
         "description": "true: you answer challenges (listed so in GET /v1/players/online "
                        "while you poll)"})

@@ -7,10 +7,10 @@ from typing import Any
 import marshmallow as ma
 from flask import current_app
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
 
 from ...store import ladders, matches, players, presence
+from ..params import Blueprint
 from ..views import summary
 from .common import (
     E400,
@@ -29,9 +29,17 @@ blp = Blueprint("players", __name__, url_prefix="/v1/players",
                 description="Register bots and people; public profiles.")
 
 
+def _name(value: str) -> None:
+    if not players.valid_name(value):  # fullmatch: a regex `$` accepts a final newline
+        raise ma.ValidationError(players.NAME_RULE)
+
+
 class RegisterSchema(ma.Schema):
-    name = f.String(required=True, validate=ma.validate.Regexp(
-        players.NAME_RE, error="1-32 letters, digits, '_', '.', '-'"))
+    name = f.String(required=True, validate=_name, metadata={
+        "pattern": f"^{players.NAME_PATTERN}$", "minLength": 1, "maxLength": 32,
+        "description": f"{players.NAME_RULE}; unique regardless of case (Unicode NFKC + "
+                       "casefold); names starting with 'house-' (or 'house_', 'house.') are "
+                       "reserved for the house bots"})
     kind = f.String(load_default="bot", validate=ma.validate.OneOf(players.KINDS), metadata={
         "description": "bot (a program; the default) or human (a person at a page); shown on "
                        "profiles and leaderboards, not verified"})
@@ -99,7 +107,7 @@ class Online(MethodView):
         return json_response({"players": rows, "window_s": window})
 
 
-@blp.route("/<player_id>")
+@blp.route("/<player_id:player_id>")
 class Player(MethodView):
     @blp.response(200, ProfileSchema)
     @document_errors(blp, E404)

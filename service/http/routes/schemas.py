@@ -11,6 +11,7 @@ from marshmallow import validate as v
 
 from ...engine import NAMES, RULESETS, Phase
 from ...engine.catalog import OPTION_BOUNDS, OPTION_DEFAULTS
+from ..params import QueryInt
 
 CARD = f.String(validate=v.OneOf(NAMES))
 RULESET = v.OneOf(sorted(RULESETS))
@@ -28,6 +29,14 @@ DEFAULT_TWO_PLAYER_SETUP: str = OPTION_DEFAULTS["two_player_setup"]
 class Open(ma.Schema):
     class Meta:
         unknown = ma.INCLUDE
+
+
+class FixedSchema(Open):
+    fixed_by_creator = f.Boolean(required=True, metadata={
+        "description": "the creator chose the seed, the deck or the first seat: they may know "
+                       "every hand"})
+    fixed_options = f.List(f.String(validate=v.OneOf(["deck", "first_seat", "seed"])),
+                           required=True, metadata={"description": "which of them"})
 
 
 class TurnSchema(Open):
@@ -85,7 +94,10 @@ class ViewSchema(Open):
     events = f.List(f.Dict(), required=True)
     result = f.Nested(ResultSchema, allow_none=True, required=True)
     last_round = f.Dict(allow_none=True)
-    options = f.Dict()
+    options = f.Nested(FixedSchema, metadata={
+        "description": "how the match was made: ruleset, seats, timeouts, tokens_to_win, "
+                       "two_player_setup, fixed_by_creator and fixed_options; seed, deck and "
+                       "first_seat once it has ended"})
     aborted = f.Nested(AbortedSchema, allow_none=True, metadata={
         "description": "set when a rated match was aborted (rated for nobody)"})
 
@@ -103,6 +115,8 @@ class MatchSummarySchema(Open):
     seat = f.Integer(allow_none=True)
     your_turn = f.Boolean()
     aborted = f.Nested(AbortedSchema, allow_none=True)
+    options = f.Nested(FixedSchema, metadata={"description": "whether the creator fixed the "
+                                                            "cards (unrated matches only)"})
 
 
 class MatchListSchema(ma.Schema):
@@ -112,6 +126,6 @@ class MatchListSchema(ma.Schema):
 
 class ListQuerySchema(ma.Schema):
     status = f.String(validate=v.OneOf(["waiting", "active", "finished"]))
-    limit = f.Integer(load_default=20, validate=v.Range(1, 100))
+    limit = QueryInt(1, 100, load_default=20)
     # bounded: Redis takes 64-bit offsets only (a larger one was a 500)
-    cursor = f.Integer(load_default=0, validate=v.Range(0, 2**31 - 1))
+    cursor = QueryInt(0, 2**31 - 1, load_default=0)

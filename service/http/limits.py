@@ -1,0 +1,113 @@
+"""Rate limits (flask-limiter, counted in Redis so they hold across gunicorn workers).
+
+- The JSON API allows ``RATE_LIMIT`` (default ``20/second;600/minute``) per caller, all
+  endpoints together: the verified player when the ``Bearer`` token is valid, else the client
+  address. A token
+  nobody has is counted against the address and then answered ``401`` before any other work, so
+  made-up tokens are not each a fresh budget.
+- Some endpoints add a limit per address of their own (:data:`ADDRESS_LIMITS`): registration
+  allows ``REGISTER_RATE_LIMIT`` (default ``10/minute;200/day``; ``off`` turns it off), whatever
+  token is sent.
+- ``Retry-After`` on a 429 is a whole number of seconds, at least 1: the time until the window
+  that refused the request ends (``X-RateLimit-Reset``), rounded up. flask-limiter's own value is
+  rounded down, 0 for most refusals under a per-second limit, which a literal client spins on.
+  The counters' expiry is kept in whole seconds, so the wait can be up to a second longer than
+  needed, never shorter.
+
+Health checks, ``/metrics`` and the HTML pages are exempt. ``RATE_LIMITS=0`` turns every limit
+off (the test suite's private servers do that unless a test turns them on).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from typing import Any
+
+from flask import Blueprint, Flask, Response, request
+from flask_limiter import Limiter
+
+from ..config import Config
+from .errors import ApiError
+from .routes.common import token_sent, verified_player
+
+#: endpoint -> (Config attribute holding its per-address limit, methods it applies to). A new
+#: endpoint that creates something anonymously (as registration does) belongs here.
+ADDRESS_LIMITS: dict[str, tuple[str, list[str]]] = {
+    "players.Players": ("register_rate_limit", ["POST"]),
+}
+
+_SECONDS = re.compile(r"-?[0-9]{1,12}")
+
+
+def address_key() -> str:
+    return "ip:" + (request.remote_addr or "?")
+
+
+def caller_key() -> str:
+    """The verified player for a valid token, else the address (a made-up token included)."""
+    pid = verified_player()
+    return "p:" + pid if pid else address_key()
+
+
+def _whole_retry_after(resp: Response) -> Response:
+    """Retry-After in whole seconds >= 1 on 429 and 503; dropped elsewhere (flask-limiter adds
+    it to every limited response, where it means nothing)."""
+    raw = resp.headers.get("Retry-After")
+    if raw is None:
+        return resp
+    if resp.status_code not in (429, 503):
+        del resp.headers["Retry-After"]
+        return resp
+    wait = int(raw) if _SECONDS.fullmatch(raw) else 1
+    reset = resp.headers.get("X-RateLimit-Reset", "")
+    if resp.status_code == 429 and _SECONDS.fullmatch(reset):
+        wait = max(wait, math.ceil(int(reset) - time.time()))
+    resp.headers["Retry-After"] = str(max(1, wait))
+    return resp
+
+
+def init_app(app: Flask, cfg: Config, *, api: list[Blueprint], exempt: list[Any]) -> Limiter:
+    """Install the limiter; ``api`` are the JSON API's blueprints (a bad token is 401 there),
+    ``exempt`` blueprints and views carry no limit. Call after the blueprints are registered
+    and after the request log's hooks (so they see every answer)."""
+    # registered before the limiter's own after_request hook, so it runs after it
+    app.after_request(_whole_retry_after)
+    names = {blp.name for blp in api}
+    # One budget per caller across the whole API (an application limit: flask-limiter's default
+    # limits would give every endpoint a budget of its own).
+    limiter = Limiter(
+        key_func=caller_key, app=app, application_limits=[cfg.rate_limit],
+        application_limits_exempt_when=lambda: request.blueprint not in names,
+        headers_enabled=True, storage_uri=_limits_uri(cfg.redis_url),
+        enabled=cfg.rate_limits_enabled, strategy="fixed-window", key_prefix="ll:rl",
+        # Redis down: let the request through to its own 503 (service_unavailable), not a 500
+        swallow_errors=True)
+    for item in exempt:
+        limiter.exempt(item)
+    for endpoint, (attr, methods) in ADDRESS_LIMITS.items():
+        value = getattr(cfg, attr)
+        if value:
+            # the wrapper checks the limit when the view is called (after the 401 check)
+            view: Any = app.view_functions[endpoint]
+            app.view_functions[endpoint] = limiter.limit(
+                value, key_func=address_key, methods=methods, scope=f"addr:{endpoint}")(view)
+
+    # a strong reference: route limits hold the limiter weakly (and a disabled one is not
+    # kept in app.extensions["limiter"])
+    app.extensions["ll_limiter"] = limiter
+
+    @app.before_request  # after the limiter's check: a bad token has been counted by now
+    def _refuse_unknown_token() -> None:
+        if request.blueprint in names and token_sent() and verified_player() is None:
+            raise ApiError("unauthorized", "unknown token",
+                           headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+
+    return limiter
+
+
+def _limits_uri(redis_url: str) -> str:
+    # the `limits` package spells unix sockets redis+unix://
+    return "redis+unix://" + redis_url.removeprefix("unix://") if redis_url.startswith(
+        "unix://") else redis_url
