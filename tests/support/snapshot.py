@@ -1,7 +1,8 @@
 """Everything stored in a (private, test-only) Redis, to prove that a refused request changed
 nothing: ``state = redis_state(client)`` before, the request, then ``assert redis_state(client)
-== state``. The rate limiter's counters (``LIMITS:*``) are left out: counting a refused request
-against its caller is the point of a limit, not a change of stored state."""
+== state``. Left out: the rate limiter's counters (``LIMITS:*``: counting a refused request
+against its caller is the point of a limit, not a change of stored state) and the service
+clock's heartbeats (``ll:svc:*``, written by every API process several times a second)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 
 import redis
 
-#: key prefixes that are not stored state (the `limits` package's counters)
-SKIP = ("LIMITS:",)
+#: key prefixes that are not stored state (rate-limit counters, heartbeats)
+SKIP = ("LIMITS:", "ll:svc:")
 
 
 def redis_state(r: redis.Redis, *, skip: tuple[str, ...] = SKIP) -> dict[str, Any]:

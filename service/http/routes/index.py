@@ -12,8 +12,8 @@ from typing import Any
 
 from flask import current_app, request
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
+from ..params import Blueprint
 from .common import json_response
 
 blp = Blueprint("index", __name__, url_prefix="",

@@ -9,12 +9,12 @@ from typing import Any
 
 import marshmallow as ma
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields as f
 from marshmallow import validate as v
 
 from ...engine import Target
 from ...engine.catalog import describe_rulesets
+from ..params import Blueprint
 from .common import json_response
 
 blp = Blueprint("rulesets", __name__, url_prefix="/v1/rulesets",
