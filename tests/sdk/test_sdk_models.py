@@ -112,6 +112,7 @@ def test_every_api_error_code_maps_to_its_exception() -> None:
         "challenge_closed": errors.ChallengeClosed, "challenge_expired": errors.ChallengeExpired,
         "already_challenged": errors.AlreadyChallenged,
         "too_many_challenges": errors.TooManyChallenges,
+        "name_reserved": errors.NameReserved,
     }
     for code, status in STATUS.items():
         e = errors.error_for(status, {"status": status, "code": code, "message": "m"})
@@ -122,6 +123,7 @@ def test_every_api_error_code_maps_to_its_exception() -> None:
     assert issubclass(errors.NotYourTurn, errors.Conflict)
     assert issubclass(errors.VersionConflict, errors.Conflict)
     assert issubclass(errors.MalformedAction, errors.InvalidRequest)
+    assert issubclass(errors.NameReserved, errors.InvalidRequest)
     assert issubclass(errors.InternalError, errors.ServerError)
     assert issubclass(errors.TransportError, errors.LLSDKError)
     assert issubclass(errors.ChallengeNotFound, errors.NotFound)
