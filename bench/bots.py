@@ -16,6 +16,8 @@ Prints one figure a line, ``name: number unit`` with the 95% (Wilson) interval a
     classic-2p search game win: N % [lo, hi]
     2019-4p search round win: N % [lo, hi]          search vs 3 random
     2019-4p search game win: N % [lo, hi]
+    ... counting move overruled: N % of M searched moves    (the search's best move beat the
+                                                    counting bot's by CONFIDENCE standard errors)
     search time per move median: N ms               CPU time of the search bot's decisions
     search time per move p99: N ms                  (its budget: --budget-ms, default 100)
     arena classic-2p games/s: N games/s             random vs random, deciding from typed views,
@@ -89,6 +91,9 @@ def search_strength(label: str, against: str, ruleset: str, players: int, games:
         print(f"{name} round win: {me.rounds.percent()}", flush=True)
         print(f"{name} game win: {me.games.percent()}", flush=True)
     print(f"{name} games: {games} games ({result.rounds} rounds)", flush=True)
+    decided, overruled = len(bot.stats), bot.overruled  # type: ignore[attr-defined]
+    print(f"{name} counting move overruled: {100 * overruled / max(1, decided):.1f} % "
+          f"of {decided} searched moves", flush=True)
 
 
 def percentile(xs: list[float], q: float) -> float:

@@ -67,6 +67,36 @@ def test_search_bot_takes_a_sure_knock_out() -> None:
     assert found == 3
 
 
+def test_search_bot_keeps_the_counting_bots_move_unless_the_search_beats_it() -> None:
+    """With a confidence no search can reach, every decision is the counting bot's move on the
+    same view; with none required, the search does overrule it now and then (so the first
+    assertion is not about a search that never disagrees)."""
+    from llsdk import Bot, View
+    from llsdk.models import Action
+
+    strict = load_bot(SEARCH_BOT)
+    strict.CONFIDENCE = 1e9  # type: ignore[attr-defined]
+    loose = load_bot(SEARCH_BOT)
+    loose.CONFIDENCE = float("-inf")  # type: ignore[attr-defined]
+    strict.budget = loose.budget = 0.003  # type: ignore[attr-defined]
+    counting = load_bot(COUNTING_BOT)
+    checked = []
+
+    class Both(Bot):
+        def choose(self, view: View) -> Action:
+            action = strict.choose(view)
+            assert action == counting.choose(view)
+            loose.choose(view)
+            checked.append(action)
+            return action
+
+    arena.run([Both(), load_bot(RANDOM_BOT), load_bot(RANDOM_BOT)], "2019", games=2,
+              seed="fallback")
+    assert len(checked) > 10
+    assert strict.overruled == 0  # type: ignore[attr-defined]
+    assert loose.overruled > 0  # type: ignore[attr-defined]
+
+
 def test_llsdk_arena_budget_option(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", SEARCH_BOT, RANDOM_BOT, "--games", "1", "--budget-ms", "2",
                  "--no-progress", "--json"]) == 0
