@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,17 @@ class MatchDoc:
         d = orjson.loads(raw)
         st = d.pop("state")
         return cls(**d, state=None if st is None else MatchState.from_dict(st))
+
+    def copy(self) -> MatchDoc:
+        """A copy that shares nothing a change makes in place (the engine state is cloned;
+        its events are immutable and shared)."""
+        new = copy.copy(self)
+        new.options = {k: v[:] if isinstance(v, list) else v for k, v in self.options.items()}
+        new.seats, new.names = self.seats[:], self.names[:]
+        new.moved = None if self.moved is None else self.moved[:]
+        new.aborted = None if self.aborted is None else dict(self.aborted)
+        new.state = None if self.state is None else self.state.clone()
+        return new
 
     def seat_of(self, pid: str) -> int | None:
         try:

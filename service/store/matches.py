@@ -22,7 +22,7 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import clock, deadlines, inbox, keys, players, queues, replies
+from . import clock, deadlines, doccache, inbox, keys, players, queues, replies
 from .docs import ACTIVE, CHOSEN_KEY, FINISHED, FIXABLE_OPTIONS, WAITING, MatchDoc
 from .errors import StoreError
 
@@ -75,7 +75,7 @@ def _load(r: redis.Redis | Pipeline, mid: str) -> MatchDoc:
     raw = r.get(keys.match(mid))
     if raw is None:
         raise StoreError("not_found", f"no match {mid!r}")
-    return MatchDoc.from_json(raw)
+    return doccache.parse(mid, raw)
 
 
 def load(r: redis.Redis, mid: str) -> MatchDoc:
@@ -182,7 +182,9 @@ def _count(pipe: Pipeline, *, actions: int = 0, timeouts: int = 0) -> None:
 def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
     """Queue the document and its index entries (inside MULTI)."""
     mid = doc.id
-    pipe.set(keys.match(mid), doc.to_json())
+    raw = doc.to_json()
+    pipe.set(keys.match(mid), raw)
+    _written(pipe)[mid] = (raw, doc)
     if old_status != doc.status:
         if old_status is not None:
             pipe.zrem(keys.matches_by_status(old_status), mid)
@@ -195,6 +197,15 @@ def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs:
     if deadline_jobs:
         deadlines.queue(pipe, doc)
     queues.queue_rating(pipe, doc, old_status)
+
+
+def _written(pipe: Pipeline) -> dict[str, tuple[bytes, MatchDoc]]:
+    """The documents queued on ``pipe``, handed to the cache once its MULTI has committed."""
+    out: dict[str, tuple[bytes, MatchDoc]] | None = getattr(pipe, "_ll_written", None)
+    if out is None:
+        out = {}
+        pipe._ll_written = out  # type: ignore[attr-defined]
+    return out
 
 
 def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T],
@@ -214,6 +225,8 @@ def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T
                     break
                 result = change(pipe, doc)
                 pipe.execute()
+                for raw, written in _written(pipe).values():
+                    doccache.remember(raw, written)
                 return result
             except redis.WatchError:
                 continue
@@ -346,8 +359,10 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
 
     With ``idempotency_key``, a repeat with the same body returns the first response unchanged
     and applies nothing; a repeat with another body is ``idempotency_key_reused``."""
-    fingerprint = body_hash({"action": action, "expected_version": expected_version})
     idem = keys.idempotency(mid, pid, idempotency_key) if idempotency_key else None
+    # (only a keyed action is ever compared with its retry)
+    fingerprint = "" if idem is None else \
+        body_hash({"action": action, "expected_version": expected_version})
 
     def replay(raw: bytes | str) -> dict[str, Any]:
         stored = json.loads(raw)
@@ -513,7 +528,7 @@ def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True) -> 
     if not ids:
         return []
     raws = r.mget([keys.match(m) for m in ids])
-    docs = [MatchDoc.from_json(raw) for raw in raws if raw is not None]
+    docs = [doccache.parse(m, raw) for m, raw in zip(ids, raws, strict=True) if raw is not None]
     now = time.time()
     clk = clock.current(r)
     return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, clk, now)

@@ -137,8 +137,13 @@ def document_errors(blp: Any, *errs: tuple[int, str]) -> Any:
     def deco(fn: Any) -> Any:
         given = {status for status, _ in errs}
         always = [e for e in (E401_BAD, E429) if e[0] not in given]
+        documented = fn
         for status, desc in (*errs, *always):
-            fn = blp.alt_response(status, schema=ErrorSchema, description=desc)(fn)
+            documented = blp.alt_response(status, schema=ErrorSchema,
+                                          description=desc)(documented)
+        # Only the documentation is kept: each alt_response adds a wrapper layer that costs a
+        # current_app lookup and an ensure_sync per request (about 9 layers on an action).
+        fn._apidoc = documented._apidoc
         return fn
 
     return deco
