@@ -8,9 +8,10 @@
 
     FirstLegal().run(Client("http://127.0.0.1:8000", token="llt_..."))
 
-How the runner works (one loop, one thread): it follows ``GET /v1/me/events`` (one long-poll
-covers every match the bot is in) and, for each match a notice names, reads the bot's view and
-plays while it is the bot's turn. Several matches are played at once by interleaving them: a
+How the runner works (one loop, one thread): it follows ``GET /v1/me/events?views=true`` (one
+long-poll covers every match the bot is in; the newest notice of each match carries the bot's
+view of it) and, for each match a notice names, plays on that view while it is the bot's turn:
+about 2 requests per move (the notice, the action). Several matches are played at once by interleaving them: a
 decision takes milliseconds, so one loop keeps up with many matches, costs one waiting
 connection instead of one per match, spends the fewest requests against the per-token rate limit,
 and needs no locking around the bot or the HTTP session.
@@ -245,7 +246,7 @@ class Runner:
                     self._resync()
                     synced, last_sync = True, time.monotonic()
                 notices = self.client.me.events(after=cursor, wait=self.poll_wait,
-                                                challenges=self.challenges)
+                                                challenges=self.challenges, views=True)
                 self._handle(notices.events)
                 cursor = notices.cursor
                 self._save_cursor(cursor)
@@ -333,11 +334,14 @@ class Runner:
                 self._answer(n.challenge)
         latest: dict[str, Notice] = {}
         finished: set[str] = set()
+        views: dict[str, View] = {}  # (the server puts the view on a match's newest notice)
         for n in notices:
             if n.match_id is None:
                 continue  # a challenge's notice (handled before) or one of a kind to come
             if n.type == "match_finished":
                 finished.add(n.match_id)
+            if n.view is not None and n.view.match_id == n.match_id:
+                views[n.match_id] = n.view
             if n.match_id not in latest or n.version >= latest[n.match_id].version:
                 latest[n.match_id] = n
         for mid, n in latest.items():
@@ -346,28 +350,30 @@ class Runner:
             if mid in self._ended:
                 continue
             if mid in finished or n.version > self._versions.get(mid, -1):
-                self._safe_play(mid)
+                self._safe_play(mid, views.get(mid))
 
     # ------------------------------------------------------------------ one match
 
-    def _safe_play(self, mid: str) -> None:
+    def _safe_play(self, mid: str, view: View | None = None) -> None:
         """:meth:`_play`, where an unexpected API answer about one match is logged and the
         other matches go on (the match is looked at again at its next notice or resync).
         Outages and a bad token go up to the loop."""
         try:
-            self._play(mid)
+            self._play(mid, view)
         except (ServerError, RateLimited, Unauthorized):
             raise
         except APIError as e:
             log.error("%s: %s", mid, e)
 
-    def _play(self, mid: str) -> None:
-        """Read the view and move while it is our turn; handle a start and an end."""
-        try:
-            view = self.client.matches.view(mid)
-        except NotFound:
-            self._versions.pop(mid, None)
-            return
+    def _play(self, mid: str, view: View | None = None) -> None:
+        """Move while it is our turn, from ``view`` (a notice's) or the view read now; handle
+        a start and an end."""
+        if view is None:
+            try:
+                view = self.client.matches.view(mid)
+            except NotFound:
+                self._versions.pop(mid, None)
+                return
         for _ in range(200):
             self._versions[mid] = max(view.version, self._versions.get(mid, -1))
             if view.status != "waiting" and mid not in self._started:

@@ -405,16 +405,20 @@ class Me(_Namespace):
             cursor = page.next_cursor
 
     def events(self, after: str | None = None, wait: float = 0.0, *,
-               challenges: bool = False) -> Notices:
+               challenges: bool = False, views: bool = False) -> Notices:
         """Your notices after the cursor ``after`` (None: from the oldest kept); with ``wait``
         the server holds the request up to that many seconds until one arrives. With
         ``challenges`` you say you answer challenges (you are listed as accepting them in
-        ``players.online()`` while you poll)."""
+        ``players.online()`` while you poll). With ``views`` the newest match notice of each
+        match carries your current view of it (``Notice.view``): act on it without reading
+        the view (``Bot.run`` does)."""
         params: dict[str, Any] = {"wait": wait}
         if after is not None:
             params["after"] = after
         if challenges:
             params["challenges"] = "true"
+        if views:
+            params["views"] = "true"
         return Notices.from_dict(self._get("/v1/me/events", params,
                                            timeout=self._c.timeout + wait))
 

@@ -520,7 +520,9 @@ class Notice:
     """One notice of ``GET /v1/me/events``: ``match_started``, ``your_turn`` or
     ``match_finished``, about ``match_id`` at ``version``; or ``challenge`` (you are challenged)
     and ``challenge_update`` (a challenge you are in changed), with ``challenge`` (and
-    ``match_id`` once its match exists, else None). ``cursor`` resumes after it."""
+    ``match_id`` once its match exists, else None). ``cursor`` resumes after it. ``view``: your
+    view of the match as it was when the notice was read, on the newest match notice of each
+    match when asked for (``client.me.events(views=True)``), else None."""
 
     type: str
     match_id: str | None
@@ -530,6 +532,7 @@ class Notice:
     winners: list[int] | None = None
     deadline: float | None = None
     challenge: Challenge | None = None
+    view: View | None = field(default=None, repr=False)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -544,6 +547,7 @@ class Notice:
             winners=d.get("winners"),
             deadline=d.get("deadline"),
             challenge=Challenge.from_dict(ch) if isinstance(ch, dict) else None,
+            view=View.from_dict(d["view"]) if isinstance(d.get("view"), dict) else None,
             raw=d,
         )
 

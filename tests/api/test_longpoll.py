@@ -331,3 +331,24 @@ def test_me_events_rejects_bad_cursor(api_a: Api) -> None:
         r = api_a.request("GET", "/v1/me/events", token=p.token, params={"after": last})
         assert r.status_code == 200, r.text
         assert r.json() == {"events": [], "cursor": last}
+
+
+def test_me_events_with_views_carry_the_view_on_each_matchs_newest_notice(api_a: Api) -> None:
+    mid, players, _ = api_a.new_match(2, **SAFE_MATCH)
+    p0, p1 = players
+    api_a.act(p0, mid, HANDMAID)
+    plain = api_a.ok(api_a.request("GET", "/v1/me/events", token=p1.token))
+    assert [n["type"] for n in plain["events"]] == ["match_started", "your_turn"]
+    assert all("view" not in n for n in plain["events"])
+    body = api_a.ok(api_a.request("GET", "/v1/me/events", token=p1.token,
+                                  params={"views": "true"}))
+    started, turn = body["events"]
+    assert "view" not in started  # only the newest notice of the match
+    view = api_a.ok(api_a.request("GET", f"/v1/matches/{mid}/view", token=p1.token))
+    assert turn["view"] == {**view, "turn": {**view["turn"],
+                                             "seconds_left": turn["view"]["turn"]["seconds_left"]}}
+    assert turn["view"]["seat"] == 1 and turn["view"]["legal_actions"]
+    # the mover's own notices: its view shows it is not its turn now
+    mine = api_a.ok(api_a.request("GET", "/v1/me/events", token=p0.token,
+                                  params={"views": "true"}))
+    assert mine["events"][-1]["view"]["legal_actions"] == []

@@ -61,7 +61,8 @@ class Runner(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.stats = self.bot.run(self.client, stop_event=self.stop, poll_wait=2, **self.kw)
+            self.stats = self.bot.run(self.client, stop_event=self.stop,
+                                      **{"poll_wait": 2, **self.kw})
         except BaseException as e:  # noqa: BLE001 - reported by the test
             self.error = e
 
@@ -105,6 +106,42 @@ def test_four_bots_play_a_2019_match_to_the_end(anon: Client) -> None:
     by_seat = moves_by_seat(anon, mid)
     assert [s.moves for s in stats] == [by_seat[i] for i in range(4)]
     assert all(s.moves > 0 for s in stats)
+
+
+def counting_requests(client: Client) -> list[str]:
+    """Record every HTTP request ``client`` sends (its one request path ends in its session)."""
+    sent: list[str] = []
+    send = client.session.request
+
+    def request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(f"{method} {url.split('/', 3)[-1]}")
+        return send(method, url, *args, **kwargs)
+
+    client.session.request = request  # type: ignore[method-assign]
+    return sent
+
+
+def test_bot_run_spends_at_most_2_1_requests_per_move(anon: Client) -> None:
+    """The newest notice of a match carries the bot's view, so a move costs the notice and the
+    action: two requests, plus a few per run (the notice cursor, the match list, the
+    challenges) and none per match."""
+    (a, token_a), (b, token_b) = player(anon, "rq"), player(anon, "rq")
+    sent = [counting_requests(a), counting_requests(b)]
+    runners = [Runner(load_bot(RANDOM_BOT), c, max_matches=3, poll_wait=25) for c in (a, b)]
+    for r in runners:
+        r.start()
+    with anon.with_token(token_a) as host, anon.with_token(token_b) as guest:
+        for _ in range(3):  # made by other clients: not counted
+            mid = host.matches.create("classic", 2, **NO_TIMEOUTS).match_id
+            host.matches.join(mid)
+            guest.matches.join(mid)
+    stats = finish(runners)
+    assert [s.matches_finished for s in stats] == [3, 3]
+    moves = sum(s.moves for s in stats)
+    requests = sum(len(s) for s in sent)
+    assert moves > 60
+    assert requests / moves <= 2.1, (requests, moves, Counter(
+        r.split("?")[0] for s in sent for r in s).most_common(8))
 
 
 def test_one_bot_plays_two_matches_at_once(anon: Client) -> None:

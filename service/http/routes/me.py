@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import marshmallow as ma
+import redis
 from flask import request
 from flask.views import MethodView
 from marshmallow import fields as f
@@ -12,7 +13,7 @@ from marshmallow import fields as f
 from ...realtime import longpoll
 from ...store import challenges, inbox, matches, players, presence
 from ..params import Blueprint, QueryFloat
-from ..views import summary
+from ..views import player_view, summary
 from .challenges import ChallengeListSchema
 from .common import (
     AUTH,
@@ -47,12 +48,18 @@ class NoticesQuerySchema(ma.Schema):
     challenges = f.Boolean(load_default=False, metadata={
         "description": "true: you answer challenges (listed so in GET /v1/players/online "
                        "while you poll)"})
+    views = f.Boolean(load_default=False, metadata={
+        "description": "true: the newest match_started, your_turn or match_finished notice "
+                       "of each match carries `view`, your view of that match as it is now "
+                       "(as GET /v1/matches/{id}/view answers), so you can act without "
+                       "reading it"})
 
 
 class NoticesSchema(ma.Schema):
     events = f.List(f.Dict(), required=True, metadata={
         "description": "match_started, your_turn, match_finished (each with match_id, "
-                       "version, seat); challenge, challenge_update (each with challenge_id, "
+                       "version, seat; with views=true the newest of each match also with "
+                       "view); challenge, challenge_update (each with challenge_id, "
                        "challenge and match_id, null until the match exists); all with cursor"})
     cursor = f.String(required=True, metadata={"description": "pass as `after` next time"})
 
@@ -104,7 +111,30 @@ class MyEvents(MethodView):
                                                     listening)
         if args["challenges"] and wait > 0:
             presence.listen(r, pid)  # still listening at the end of a long wait
+        if args["views"]:
+            _attach_views(r, pid, notices)
         return json_response({"events": notices, "cursor": cursor})
+
+
+#: the notices about a match's course, which views=true completes with the player's view
+MATCH_NOTICES = frozenset({"match_started", "your_turn", "match_finished"})
+
+
+def _attach_views(r: redis.Redis, pid: str, notices: list[dict[str, Any]]) -> None:
+    """Give the newest match notice of each match the caller's view of that match as it is
+    now. A bot told it is its turn then posts its action at once: about 2 requests per move
+    (the notice, the action) instead of 3 (the notice, the view, the action). Read as
+    GET .../view reads it (due timeouts applied first), one MGET for all the matches."""
+    newest: dict[str, dict[str, Any]] = {}
+    for n in notices:
+        if n.get("type") in MATCH_NOTICES and isinstance(n.get("match_id"), str):
+            newest[n["match_id"]] = n
+    if not newest:
+        return
+    for doc in matches.load_many(r, list(newest), deadline_jobs=deadline_jobs()):
+        seat = doc.seat_of(pid)
+        if seat is not None:
+            newest[doc.id]["view"] = player_view(doc, seat)
 
 
 @blp.route("/challenges")
