@@ -3,6 +3,7 @@
 #   make test      lint, import contracts, typecheck and the test suite (creates .venv on first use)
 #   make run       run the whole stack locally (service.ops.run)
 #   make bench     run every bench/*.py and print its numbers
+#   make engine    compile the rules engine with mypyc (the pure package is the fallback)
 #   make openapi   regenerate openapi.yaml (service.http.openapi) and the SDK's sdk/llsdk/rulesets.json
 #   make lock      re-resolve requirements/*.txt (pinned, hashed) from the pyprojects
 #   make shell     a shell with .venv's python and llsdk first on PATH
@@ -19,7 +20,7 @@ LOCK_RUN  := requirements/run.txt
 LOCK_DEV  := requirements/dev.txt
 
 # Directories ruff/mypy look at; missing ones are skipped at run time (shell test, not make).
-LINT_DIRS := service sdk tests bench examples
+LINT_DIRS := service sdk tests bench examples tools
 TYPE_DIRS := service sdk/llsdk
 
 # Print the subset of the given paths that exist (empty if none).
@@ -40,7 +41,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint imports typecheck browser bottools bench openapi run shell clean
+.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine bench openapi run shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -81,7 +82,7 @@ typecheck: $(STAMP)
 # about 8 (each worker starts its own private Redis and API servers; nothing is shared).
 # TEST_WORKERS=0 runs it in this one process (e.g. with -x or pdb).
 TEST_WORKERS ?= 4
-test: lint imports typecheck browser bottools
+test: lint imports typecheck browser bottools engine
 	$(VPY) -m pytest -n $(TEST_WORKERS) --durations=15
 
 # Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
@@ -115,7 +116,13 @@ bottools:
 		|| echo "bottools: could not install$$missing (the example bot tests will skip)"; \
 	fi
 
-bench: $(STAMP)
+# The engine compiled with mypyc into service/engine/_native (tools/build_engine.py): about 15
+# CPU-seconds, redone only when an engine source changed; used only while it matches the sources
+# (service/engine/_build.py). No C compiler or headers: a message, and the pure engine is used.
+engine: $(STAMP)
+	@$(VPY) tools/build_engine.py
+
+bench: $(STAMP) engine
 	@files=$$(ls bench/*.py 2>/dev/null | LC_ALL=C sort); \
 	if [ -z "$$files" ]; then echo "bench: no bench/*.py scripts yet"; exit 0; fi; \
 	for f in $$files; do \
@@ -135,6 +142,6 @@ shell: $(RUN_STAMP)
 	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)" $${SHELL:-/bin/sh}
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info sdk/*.egg-info sdk/build \
+	rm -rf $(VENV) build dist *.egg-info sdk/*.egg-info sdk/build service/engine/_native \
 		.pytest_cache .mypy_cache .ruff_cache tests/artifacts
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

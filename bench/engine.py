@@ -18,6 +18,9 @@ Three loops play the same rules:
   round". ``ratio`` lines are engine / bare from the same run.
 
 Then the cost of one action as the API pays it: ``apply`` + ``view`` + the JSON round trip.
+
+The first line says which engine ran: the mypyc build (``make engine``, which ``make bench``
+runs) or the pure package (``LL_ENGINE_PURE=1`` picks it when a build exists).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from service.engine import (
+    BUILD,
     RULESETS,
     Action,
     Card,
@@ -248,6 +252,10 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="also 2019 2p and 6p")
     opts = ap.parse_args()
     sec = opts.seconds
+    # Which engine this run measures: the mypyc build (`make engine`) or the pure package
+    # (no build, a stale one, or LL_ENGINE_PURE=1).
+    print(f"engine compiled: {int(BUILD == 'mypyc')} (1: the mypyc build, 0: the pure package)",
+          flush=True)
     for ruleset, players in CONFIGS + (EXTRA if opts.all else []):
         name = f"{ruleset}-{players}p"
         # Interleaved slices, so that a change of load on a shared machine hits every loop alike

@@ -411,7 +411,8 @@ class Sampler:
             face_up=[INDEX[c] for c in view.face_up], hands=hands,
             discards=[[INDEX[c] for c in p.discards] for p in players],
             eliminated=[p.eliminated for p in players], protected=[p.protected for p in players],
-            turn=turn.seat, phase=turn.phase, round_first=self.first, turn_no=self.turn_no,
+            turn=turn.seat, phase=eng.Phase(turn.phase), round_first=self.first,
+            turn_no=self.turn_no,
         )
         return state
 

@@ -15,6 +15,8 @@ does is a row of the card table :data:`CARDS` plus one effect function; a rulese
 (<Status.FINISHED: 'finished'>, True)
 """
 
+# First: picks the compiled or the pure modules before any of them is imported.
+from ._build import BUILD
 from .actions import CHANCELLOR_RETURN, PLAY, Action
 from .cards import CARDS, NAMES, RULESETS, Card, CardSpec, Ruleset, Target, get_ruleset
 from .errors import (
@@ -31,6 +33,7 @@ from .errors import (
     UnknownCard,
 )
 from .events import Event
+from .options import new_match
 from .rules import (
     MAX_TOKENS_TO_WIN,
     TWO_PLAYER_SETUPS,
@@ -43,7 +46,6 @@ from .rules import (
     legal_action_dicts,
     legal_actions,
     legal_actions_by_card,
-    new_match,
     placings,
     timeout_action,
 )
@@ -60,7 +62,7 @@ from .state import (
 from .views import full_record, known_facts, public_view, view
 
 __all__ = [
-    "ACTIVE", "CARDS", "CHANCELLOR_RETURN", "CODES", "FINISHED", "MAX_TOKENS_TO_WIN", "NAMES",
+    "ACTIVE", "BUILD", "CARDS", "CHANCELLOR_RETURN", "CODES", "FINISHED", "MAX_TOKENS_TO_WIN", "NAMES",
     "PHASE_CHANCELLOR", "PHASE_PLAY", "PLAY", "RULESETS", "TWO_PLAYER_SETUPS", "Action",
     "AlreadyForfeited", "Card", "CardSpec", "EngineError", "Event", "IllegalAction",
     "InvalidOptions", "InvalidSeat", "InvalidState", "MalformedAction", "MatchOver",

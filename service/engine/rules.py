@@ -5,6 +5,7 @@ do, in a canonical order; :func:`apply` refuses anything not in that list and ot
 new state and the events it produced. What each card allows and does comes from the card table
 (``cards.CARDS``) and its effect function (``effects``); nothing here names a particular card.
 
+>>> from .options import new_match
 >>> s = new_match("classic", 2, seed=7, first_seat=0,
 ...               deck=["guard"] * 5 + ["priest", "priest", "baron", "baron", "handmaid",
 ...                     "handmaid", "prince", "prince", "king", "countess", "princess"])
@@ -20,20 +21,18 @@ Action(type='play', card=1, target=1, guess=3, keep=None, bottom=None)]
 
 from __future__ import annotations
 
-import secrets
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from itertools import permutations
 from random import Random
 from typing import Any
 
 from .actions import CHANCELLOR_RETURN, PLAY, Action
-from .cards import BY_NAME, CARDS, NAMES, RULESETS, Card, Ruleset, Target, get_ruleset
+from .cards import CARDS, NAMES, RULESETS, Card, Ruleset, Target
 from .effects import EFFECTS, eliminate, emit
 from .errors import (
     AlreadyForfeited,
     IllegalAction,
-    InvalidOptions,
     InvalidSeat,
     MalformedAction,
     MatchOver,
@@ -65,78 +64,6 @@ _BONUS: tuple[int, ...] = tuple(int(c) for c in Card if CARDS[c].bonus)
 # --------------------------------------------------------------------------- setup
 
 
-def new_match(
-    ruleset: str = "classic",
-    players: int = 2,
-    *,
-    seed: str | int | None = None,
-    tokens_to_win: int | None = None,
-    first_seat: int | None = None,
-    deck: Sequence[str | int] | None = None,
-    two_player_setup: str = TWO_PLAYER_SETUPS[0],
-) -> MatchState:
-    """Create a match and deal its first round (R5-R8).
-
-    ``deck`` fixes round 1's order, top card first (names or card ids); later rounds are shuffled
-    from ``seed``. Bad options raise ``InvalidOptions`` (code ``invalid_options``).
-    """
-    rs = get_ruleset(ruleset)
-    if type(players) is not int or not rs.min_players <= players <= rs.max_players:
-        raise InvalidOptions(
-            f"{rs.name} is for {rs.min_players} to {rs.max_players} players, not {players!r}")
-    if tokens_to_win is None:
-        tokens_to_win = rs.tokens_to_win(players)
-    elif type(tokens_to_win) is not int or not 1 <= tokens_to_win <= MAX_TOKENS_TO_WIN:
-        raise InvalidOptions(f"tokens_to_win must be an integer from 1 to {MAX_TOKENS_TO_WIN}")
-    if first_seat is not None and (type(first_seat) is not int
-                                   or not 0 <= first_seat < players):
-        raise InvalidOptions(f"first_seat must be a seat from 0 to {players - 1}")
-    if two_player_setup not in TWO_PLAYER_SETUPS:
-        raise InvalidOptions(f"two_player_setup must be one of {TWO_PLAYER_SETUPS}")
-    order = None if deck is None else _check_deck(rs, deck)
-    if seed is None:
-        seed = secrets.token_hex(8)
-    if not isinstance(seed, (str, int)) or isinstance(seed, bool):
-        raise InvalidOptions("seed must be a string or an integer")
-    try:
-        str(seed).encode()
-    except UnicodeEncodeError as e:  # a lone surrogate can't seed random.Random
-        raise InvalidOptions("seed must be valid Unicode text") from e
-    s = MatchState(
-        ruleset=rs.name, players=players, seed=str(seed), tokens_to_win=tokens_to_win,
-        two_player_setup=two_player_setup, first_seat=first_seat, deck_order=order,
-        tokens=[0] * players, forfeited=[False] * players, timeouts=[0] * players,
-    )
-    if first_seat is None:
-        first_seat = Random(f"{s.seed}:first").randrange(players)
-    s.round_first = first_seat
-    _start_round(s)
-    return s
-
-
-def _check_deck(rs: Ruleset, deck: Sequence[str | int]) -> list[int]:
-    if isinstance(deck, (str, bytes)) or not isinstance(deck, Sequence):
-        raise InvalidOptions("deck must be a list of card names")
-    order: list[int] = []
-    for c in deck:
-        if isinstance(c, str) and c in BY_NAME:
-            order.append(int(BY_NAME[c]))
-        elif type(c) is int and 0 <= c < _N_CARDS or isinstance(c, Card):
-            order.append(int(c))
-        else:
-            raise InvalidOptions(f"deck: unknown card {c!r}")
-    want, got = Counter(rs.base_deck), Counter(order)
-    if want != got:
-        diffs = []
-        for c in sorted(set(want) | set(got)):
-            if want[c] != got[c]:
-                diffs.append(f"{got[c]} {NAMES[c]} (needs {want[c]})")
-        raise InvalidOptions(
-            f"deck must be exactly the {rs.deck_size} cards of {rs.name}; it has "
-            + ", ".join(diffs))
-    return order
-
-
 # (i, i + 1, bit length of i + 1) for i from size - 1 down to 1: the steps of random.shuffle
 _SHUFFLE_STEPS: dict[int, tuple[tuple[int, int, int], ...]] = {}
 
@@ -163,7 +90,7 @@ def shuffled(deck: list[int], seed: str) -> list[int]:
     return deck
 
 
-def _start_round(s: MatchState) -> None:
+def start_round(s: MatchState) -> None:
     rs = RULESETS[s.ruleset]
     s.round += 1
     if s.round == 1 and s.deck_order is not None:
@@ -331,6 +258,7 @@ def legal_actions_by_card(state: MatchState) -> dict[int, tuple[Action, ...]]:
     The card-first random playout (a card uniformly from the hand, then one of its actions
     uniformly, which is a uniform target and then a uniform guess) reads it directly:
 
+    >>> from .options import new_match
     >>> s = new_match("classic", 2, seed=7)
     >>> sorted(NAMES[c] for c in legal_actions_by_card(s)) == sorted(NAMES[c] for c in s.hands[s.turn])
     True
@@ -361,21 +289,25 @@ def _shape_error(a: Action) -> str | None:
     """Why a directly built ``Action`` is malformed, else ``None``. ``Action.from_dict`` checks
     the wire form; this gives Python callers the same ``malformed_action`` instead of a crash
     (and keeps ``target=True``, equal to 1, out of the public log)."""
-    if a.type == PLAY:
-        if not _is_card(a.card) or a.keep is not None or a.bottom is not None:
-            return f"card: unknown card {a.card!r}" if a.keep is None and a.bottom is None \
+    # Read as plain objects: the compiled build would raise TypeError on reading a field of a
+    # type other than its annotation, before any of these checks could say why.
+    fields: tuple[object, ...] = a
+    kind, card, target, guess, keep, bottom = fields
+    if kind == PLAY:
+        if not _is_card(card) or keep is not None or bottom is not None:
+            return f"card: unknown card {card!r}" if keep is None and bottom is None \
                 else "a play takes card, target and guess only"
-        if a.target is not None and type(a.target) is not int:
+        if target is not None and type(target) is not int:
             return "target must be an integer seat"
-        if a.guess is not None and not _is_card(a.guess):
-            return f"guess: unknown card {a.guess!r}"
+        if guess is not None and not _is_card(guess):
+            return f"guess: unknown card {guess!r}"
         return None
-    if a.type == CHANCELLOR_RETURN:
-        if a.card is not None or a.target is not None or a.guess is not None:
+    if kind == CHANCELLOR_RETURN:
+        if card is not None or target is not None or guess is not None:
             return "a chancellor_return takes keep and bottom only"
-        if not _is_card(a.keep):
-            return f"keep: unknown card {a.keep!r}"
-        if type(a.bottom) is not tuple or not all(_is_card(c) for c in a.bottom):
+        if not _is_card(keep):
+            return f"keep: unknown card {keep!r}"
+        if type(bottom) is not tuple or not all(_is_card(c) for c in bottom):
             return "bottom must be a tuple of cards"
         return None
     return f"type must be {PLAY!r} or {CHANCELLOR_RETURN!r}"
@@ -385,7 +317,7 @@ def _shape_error(a: Action) -> str | None:
 
 
 def apply(
-    state: MatchState, action: Action | Mapping[str, Any], *, seat: int | None = None,
+    state: MatchState, action: Action | Mapping[str, Any], *, seat: object = None,
     timeout: bool = False,
 ) -> tuple[MatchState, list[Event]]:
     """Apply ``action`` for the player to act; return the new state and the new events.
@@ -398,10 +330,13 @@ def apply(
 
 
 def apply_inplace(
-    s: MatchState, action: Action | Mapping[str, Any], *, seat: int | None = None,
+    s: MatchState, action: Action | Mapping[str, Any], *, seat: object = None,
     timeout: bool = False,
 ) -> list[Event]:
-    """Like :func:`apply` but changes ``s`` itself (faster; for simulations)."""
+    """Like :func:`apply` but changes ``s`` itself (faster; for simulations).
+
+    ``seat`` is typed ``object`` because it is checked here: anything but a seat number of the
+    match is ``InvalidSeat``, in the compiled build too (same for ``forfeit``)."""
     if s.status != ACTIVE:
         raise MatchOver("the match is over")
     me = s.turn
@@ -415,10 +350,11 @@ def apply_inplace(
         canon = _legal(s)[1].get(action)
     except TypeError:  # unhashable fields (a list for bottom): malformed, reported below
         canon = None
+    fields: tuple[object, ...] = action  # plain objects: see _shape_error
     if canon is not action and (  # not one of the engine's own action objects: its shape
-            canon is None or canon.card is None or type(action.card) not in _CARD_TYPES
-            or type(action.target) not in _TARGET_TYPES
-            or type(action.guess) not in _GUESS_TYPES):
+            canon is None or canon.card is None or type(fields[1]) not in _CARD_TYPES
+            or type(fields[2]) not in _TARGET_TYPES
+            or type(fields[3]) not in _GUESS_TYPES):
         why = _shape_error(action)
         if why is not None:
             raise MalformedAction(why)
@@ -525,7 +461,7 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
         s.round_first = candidates[0]
     else:
         s.round_first = Random(f"{s.seed}:{s.round}:first").choice(candidates)
-    _start_round(s)
+    start_round(s)
 
 
 def _finish(s: MatchState, winners: list[int], reason: str) -> None:
@@ -539,6 +475,7 @@ def _finish(s: MatchState, winners: list[int], reason: str) -> None:
 def placings(state: MatchState) -> list[int]:
     """R28: each seat's place (1 = first). Winners share first; the rest by tokens; forfeited last.
 
+    >>> from .options import new_match
     >>> s = new_match("classic", 3, seed=1)
     >>> s.tokens, s.winners, s.forfeited = [5, 2, 2], [0], [False, False, True]
     >>> placings(s)
@@ -552,14 +489,14 @@ def placings(state: MatchState) -> list[int]:
 # --------------------------------------------------------------------------- forfeits, timeouts
 
 
-def forfeit(state: MatchState, seat: int, *, reason: str = "resigned") -> tuple[MatchState,
+def forfeit(state: MatchState, seat: object, *, reason: str = "resigned") -> tuple[MatchState,
                                                                                  list[Event]]:
     """R27: ``seat`` leaves the match (resigned or timed out). Returns the new state and events."""
     new = state.clone()
     return new, forfeit_inplace(new, seat, reason=reason)
 
 
-def forfeit_inplace(s: MatchState, seat: int, *, reason: str = "resigned") -> list[Event]:
+def forfeit_inplace(s: MatchState, seat: object, *, reason: str = "resigned") -> list[Event]:
     """Like :func:`forfeit` but changes ``s`` itself."""
     if s.status != ACTIVE:
         raise MatchOver("the match is over")

@@ -4,7 +4,7 @@ A view is a projection of the state for one seat: it reads the seat's own hand, 
 and flags, and the event log filtered by each event's visibility. Nothing else hides data, so two
 states the seat cannot tell apart give byte-identical views.
 
->>> from .rules import new_match
+>>> from .options import new_match
 >>> s = new_match("2019", 4, seed=3, first_seat=0)
 >>> v = view(s, 1)
 >>> len(v["hand"]), v["legal_actions"], v["turn"]
