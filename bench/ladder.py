@@ -203,8 +203,8 @@ def synthetic(r: redis.Redis, lad: LadderConfig, n: int, seed: int = 1) -> list[
                              wins=games // 2, seats=seats, recent=rng.uniform(0, 30),
                              last_at=now - rng.uniform(0, 600),
                              last_table=[pids[rng.randrange(n)] for _ in range(lad.seats - 1)])
-        pipe.hset(f"ll:lad:{lad.name}:players", pid, rec.to_json())
-        pipe.zadd(f"ll:lad:{lad.name}:entries", {pid: now})
+        pipe.hset(keys.ladder(lad.name, "players"), pid, rec.to_json())
+        pipe.zadd(keys.ladder(lad.name, "entries"), {pid: now})
         pipe.zadd(keys.PRESENCE, {pid: now})
         if len(pipe) > 5000:
             pipe.execute()
@@ -231,7 +231,7 @@ def scheduling(opts: argparse.Namespace, rp: RedisProcess) -> None:
     r.flushall()
     n = opts.synthetic
     pids = synthetic(r, DUEL, n)
-    raws = r.hmget(f"ll:lad:{DUEL.name}:players", pids)
+    raws = r.hmget(keys.ladder(DUEL.name, "players"), pids)
     recs = {p: Record.from_json(x, 2) for p, x in zip(pids, raws, strict=True)}
     t = time.perf_counter()
     tables = ladder_planner.plan_tables(DUEL, pids, recs, random.Random(3))
@@ -249,7 +249,7 @@ def scheduling(opts: argparse.Namespace, rp: RedisProcess) -> None:
     busy = random.Random(5).sample(range(n), n - n // 10)
     pipe = r.pipeline(transaction=False)
     for i in busy:
-        pipe.hset(f"ll:lad:{DUEL.name}:active", f"p_syn2x{i:06d}", 1)
+        pipe.hset(keys.ladder(DUEL.name, "active"), f"p_syn2x{i:06d}", 1)
     pipe.execute()
     ms, made = timed_pass(r, DUEL)
     print(f"scheduler pass ms ({n} bots, a tenth free): {ms:.0f} ms")
@@ -269,7 +269,7 @@ def rating(done: list[MatchDoc], rp: RedisProcess) -> None:
     for d in done[:300]:
         d.id = "m_copy" + d.id[2:]
         r.set(keys.match(d.id), d.to_json())
-        r.hset(f"ll:lad:{d.ladder}:inflight", d.id, json.dumps(d.seats))
+        r.hset(keys.ladder(d.ladder, "inflight"), d.id, json.dumps(d.seats))
         copies.append(d.id)
     took = []
     for mid in copies:

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .store import cluster
 from .store.ladder_config import LadderConfig
 
 __all__ = ["DEFAULT_LADDERS", "Config", "LadderConfig", "ladders_from_env"]
@@ -25,6 +26,9 @@ def _env_limit(name: str, default: str) -> str:
 @dataclass
 class Config:
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # RQ's queues: "" = the data Redis (a single node); required when redis_url is a cluster
+    # (redis+cluster://host:port,...: store/cluster.py)
+    queue_redis_url: str = ""
     max_body_bytes: int = 16 * 1024
     # Long-polls and deadlines
     max_wait_s: int = 60
@@ -48,6 +52,7 @@ class Config:
     def from_env(cls) -> Config:
         return cls(
             redis_url=os.environ.get("REDIS_URL") or cls.redis_url,
+            queue_redis_url=os.environ.get("QUEUE_REDIS_URL") or "",
             max_body_bytes=_env_int("MAX_BODY_BYTES", cls.max_body_bytes),
             max_wait_s=_env_int("MAX_WAIT_S", cls.max_wait_s),
             rate_limit=os.environ.get("RATE_LIMIT") or cls.rate_limit,
@@ -60,6 +65,10 @@ class Config:
             challenge_max_open=_env_int("CHALLENGE_MAX_OPEN", cls.challenge_max_open),
             online_window_s=_env_int("ONLINE_WINDOW_S", cls.online_window_s),
         )
+
+    def queue_url(self) -> str:
+        """The Redis of RQ's queues (raises ``cluster.ConfigError`` when it can't be)."""
+        return cluster.queue_url(self.redis_url, self.queue_redis_url)
 
     def replace(self, **changes: Any) -> Config:
         values = {f.name: getattr(self, f.name) for f in fields(self)}

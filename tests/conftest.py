@@ -4,6 +4,13 @@
 ``.url``, ``.socket_path`` and ``.client()``. ``redis_db`` (function): a client to that private
 server, FLUSHALLed after each test. Neither ever touches 127.0.0.1:6379 or REDIS_URL.
 ``api_server`` (module): the real app under gunicorn on ``redis_server`` (tests/support/server.py).
+
+A module that sets ``ON_CLUSTER = True`` runs twice: on the single Redis (``[single]``) and on a
+private 3-master Redis Cluster with a single Redis for RQ (``[cluster]``,
+tests/support/redis_cluster.py's ``ClusterStack``: ``.url`` is ``redis+cluster://...``, ``.env``
+holds ``QUEUE_REDIS_URL``, ``.queue_client()`` reaches RQ's Redis). The cluster starts once per
+session (about a second), on free loopback ports in its own temp dir; where Debian's
+redis-server 7 can't be had (``make test`` installs it), the ``[cluster]`` runs skip saying so.
 """
 
 from __future__ import annotations
@@ -14,36 +21,70 @@ import pytest
 import redis
 
 from service.store import clock
+from tests.support.redis_cluster import ClusterStack, find_cluster_tools
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if getattr(metafunc.module, "ON_CLUSTER", False) and "redis_server" in metafunc.fixturenames:
+        metafunc.parametrize("redis_server", ["single", "cluster"], indirect=True,
+                             scope="session")
+
+
 @pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisProcess]:
+def redis_single() -> Iterator[RedisProcess]:
     with RedisProcess() as server:
         yield server
 
 
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[ClusterStack]:
+    tools = find_cluster_tools()
+    if isinstance(tools, str):
+        pytest.skip(tools)
+    with ClusterStack(masters=3) as stack:
+        yield stack
+
+
+@pytest.fixture(scope="session")
+def redis_server(request: pytest.FixtureRequest) -> RedisProcess | ClusterStack:
+    if getattr(request, "param", "single") == "cluster":
+        stack: ClusterStack = request.getfixturevalue("redis_cluster")
+        return stack
+    single: RedisProcess = request.getfixturevalue("redis_single")
+    return single
+
+
 @pytest.fixture
-def redis_db(redis_server: RedisProcess) -> Iterator[redis.Redis]:
+def redis_db(redis_server: RedisProcess | ClusterStack) -> Iterator[redis.Redis]:
     client = redis_server.client()
     try:
         yield client
     finally:
-        # FLUSHALL on the private server only: a fresh client to its own socket.
-        cleaner = redis_server.client()
-        try:
-            cleaner.flushall()
-            clock.forget()  # this process's cached reading of the (flushed) service clock
-        finally:
-            cleaner.close()
-            client.close()
+        _flush(redis_server)
+        client.close()
+
+
+def _flush(redis_server: RedisProcess | ClusterStack) -> None:
+    if isinstance(redis_server, ClusterStack):
+        redis_server.flushall()  # every master, and RQ's Redis
+        clock.forget()
+        return
+    # FLUSHALL on the private server only: a fresh client to its own socket.
+    cleaner = redis_server.client()
+    try:
+        cleaner.flushall()
+        clock.forget()  # this process's cached reading of the (flushed) service clock
+    finally:
+        cleaner.close()
 
 
 # --------------------------------------------------------------------------- the API under gunicorn
 
 @pytest.fixture(scope="module")
-def api_server(request: pytest.FixtureRequest, redis_server: RedisProcess) -> Iterator[ApiServer]:
+def api_server(request: pytest.FixtureRequest,
+               redis_server: RedisProcess | ClusterStack) -> Iterator[ApiServer]:
     """The real app under gunicorn on a free port, on the private ``redis_server``; one per test
     module (a module sets ``API_WORKERS = n`` for n gunicorn workers, default 1, and may set
     ``API_ENV`` to a dict of environment variables for it). Rate limits and RQ enqueueing are
@@ -51,7 +92,7 @@ def api_server(request: pytest.FixtureRequest, redis_server: RedisProcess) -> It
     module the log must hold no traceback (an unhandled error anywhere is a bug)."""
     workers = int(getattr(request.module, "API_WORKERS", 1))
     server = ApiServer(redis_server.url, workers=workers,
-                       env=dict(getattr(request.module, "API_ENV", {})))
+                       env={**getattr(request.module, "API_ENV", {}), **redis_server.env})
     try:
         server.start()
         yield server

@@ -14,6 +14,7 @@ from redis.retry import Retry
 
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
+from ..store import cluster
 from . import errors, limits, metrics, params, requestlog, web
 from .routes import BLUEPRINTS, health
 from .routes.common import ErrorSchema
@@ -44,7 +45,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         JSON_SORT_KEYS=False,
     )
     app.extensions["llconfig"] = cfg
-    app.extensions["redis"] = client = redis_client(cfg.redis_url)
+    app.extensions["redis"] = client = redis_client(cfg.redis_url, queue_url=cfg.queue_url())
     app.extensions["notifier"] = Notifier(client, metrics.LONGPOLL_WAITING)
     app.extensions["ladders"] = ladders_from_env()
     requestlog.init_app(app)  # first: its hooks run before the rate limiter's
@@ -72,10 +73,11 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     return app
 
 
-def redis_client(url: str) -> redis.Redis:
+def redis_client(url: str, *, queue_url: str | None = None) -> redis.Redis:
     """The API's Redis client. A connection the pool kept from before a Redis restart fails on
     first use: two quick retries on a new connection hide that; a Redis that is really down
     then fails the request within about 0.1 s (answered 503, see errors.py) instead of after
     redis-py's default ten retries (several seconds)."""
-    return redis.Redis.from_url(url, retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
+    return cluster.connect(url, queue=queue_url if queue_url != url else None,
+                           retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
 

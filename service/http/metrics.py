@@ -54,7 +54,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from ..store import keys
+from ..store import cluster, keys
 from ..store.queues import QUEUES as RQ_QUEUES
 from .errors import ApiError
 from .params import route_label
@@ -86,16 +86,19 @@ class StoreCollector(Collector):
 
         r = self.client
         pipe = r.pipeline(transaction=False)
+        # RQ's keys: on a cluster they live on QUEUE_REDIS_URL (store/cluster.py)
+        qr = cluster.queue_client(r) if cluster.is_cluster(r) else r
+        qpipe = pipe if qr is r else qr.pipeline(transaction=False)
         pipe.hmget(keys.STATS, ["actions", "timeouts"])
         for status in ("waiting", "active", "finished"):
             pipe.zcard(keys.matches_by_status(status))
         for name in RQ_QUEUES:
-            q = Queue(name, connection=r)
-            pipe.llen(q.key)
+            q = Queue(name, connection=qr)
+            qpipe.llen(q.key)
             for reg in (ScheduledJobRegistry, StartedJobRegistry, FailedJobRegistry):
-                pipe.zcard(reg(queue=q).key)
+                qpipe.zcard(reg(queue=q).key)
         try:
-            res = pipe.execute()
+            res = pipe.execute() + (qpipe.execute() if qpipe is not pipe else [])
         except redis.RedisError:
             up = GaugeMetricFamily("ll_redis_up", "Whether Redis answered the scrape")
             up.add_metric([], 0)

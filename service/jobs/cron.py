@@ -3,6 +3,8 @@ cron`` that survives a Redis restart; plain ``rq cron service/jobs/cron.py`` als
 
 - timeouts.recover: overdue deadlines whose job was lost (every RECOVERY_INTERVAL_S, 10 s);
 - ladder.schedule: one scheduling pass per configured ladder, at the ladder's interval_s;
+- repair.run: on a Redis Cluster, the effects of changes whose process died mid-way (every
+  REPAIR_INTERVAL_S, 60 s; store/cluster.py); nothing on a single Redis;
 - challenges.expire: close unanswered challenges past their expiry (every CHALLENGE_SWEEP_S,
   5 s; reads close them too, so this only bounds how late an unread one is announced)."""
 
@@ -11,10 +13,12 @@ import os
 from rq import cron
 
 from service.config import ladders_from_env
-from service.jobs import challenges, ladder, timeouts
+from service.jobs import challenges, ladder, repair, timeouts
 
 cron.register(timeouts.recover, "default",
               interval=int(os.environ.get("RECOVERY_INTERVAL_S", "10")))
+
+cron.register(repair.run, "default", interval=int(os.environ.get("REPAIR_INTERVAL_S", "60")))
 
 cron.register(challenges.expire, "default",
               interval=int(os.environ.get("CHALLENGE_SWEEP_S", "5")))

@@ -20,6 +20,8 @@ import redis
 from rq.cron import CronScheduler
 from rq.exceptions import StopRequested
 
+from . import repair
+
 log = logging.getLogger("service.jobs.cron_runner")
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
@@ -67,7 +69,9 @@ class ResilientCronScheduler(CronScheduler):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--url", default=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
+    ap.add_argument("--url", help="RQ's Redis (default: QUEUE_REDIS_URL, else REDIS_URL)",
+                    default=os.environ.get("QUEUE_REDIS_URL") or os.environ.get("REDIS_URL")
+                    or "redis://127.0.0.1:6379/0")
     ap.add_argument("--path", default=None, help="added to sys.path (as rq cron --path)")
     ap.add_argument("--logging-level", default=os.environ.get("LOG_LEVEL", "INFO").upper())
     ap.add_argument("config_path")
@@ -76,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, args.path)
     logging.basicConfig(level=args.logging_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        repair.startup()  # migrations (single Redis), repair pass (cluster)
+    except REDIS_DOWN as exc:
+        logging.getLogger(__name__).warning("start-up repair skipped, Redis down: %s", exc)
     cron = ResilientCronScheduler(connection=redis.Redis.from_url(args.url),
                                   logging_level=args.logging_level)
     cron.load_config_from_file(args.config_path)

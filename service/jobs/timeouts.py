@@ -13,7 +13,8 @@ import time
 import redis
 from rq import get_current_job
 
-from ..store import deadlines, keys, matches, replies
+from ..config import Config
+from ..store import cluster, deadlines, keys, matches, replies
 from ..store.docs import ACTIVE
 from ..store.errors import StoreError
 
@@ -26,13 +27,26 @@ RECOVERY_GRACE_S = 2.0
 RETRY_FLOOR_S = 0.5
 
 
+_clients: dict[tuple[str, str], redis.Redis] = {}
+
+
+def data_redis(job_connection: redis.Redis | None = None) -> redis.Redis:
+    """The data Redis (``REDIS_URL``). With a single Redis that is RQ's own, so a job's
+    connection serves; a cluster's client is made once per process (RQ then runs on
+    ``QUEUE_REDIS_URL``, store/cluster.py)."""
+    cfg = Config.from_env()
+    if job_connection is not None and not cluster.is_cluster_url(cfg.redis_url):
+        return job_connection
+    key = (cfg.redis_url, cfg.queue_url())
+    client = _clients.get(key)
+    if client is None:
+        client = _clients[key] = cluster.connect(cfg.redis_url, queue=key[1])
+    return client
+
+
 def _connection() -> redis.Redis:
     job = get_current_job()
-    if job is None:  # called directly (tests, scripts)
-        from ..config import Config
-
-        return redis.Redis.from_url(Config.from_env().redis_url)
-    return job.connection
+    return data_redis(None if job is None else job.connection)
 
 
 def expire_match(r: redis.Redis, mid: str, now: float | None = None) -> int:
@@ -96,4 +110,7 @@ def recover(limit: int = 1000) -> int:
         elif doc.status == ACTIVE and doc.deadline is not None:
             # not due after all: the service clock moved its deadline (an outage)
             r.zadd(keys.DEADLINES, {mid: doc.deadline}, xx=True)
+        elif doc.status != ACTIVE:
+            # a stale entry: on a cluster, two changes' index effects crossed (store/cluster.py)
+            r.zrem(keys.DEADLINES, mid)
     return moved

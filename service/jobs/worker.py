@@ -57,6 +57,7 @@ from rq.utils import now
 from rq.worker import SimpleWorker
 
 from ..store import clock, replies
+from .timeouts import data_redis
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ class DeadlineScheduler(RQScheduler):
                 self.log.warning("Scheduler %s: its worker is gone; stopping", self.name)
                 break
             try:
-                ticked = clock.tick(self.connection)
+                ticked = clock.tick(data_redis(self.connection))
                 if ticked.startswith("resumed:"):
                     self.log.warning("Scheduler %s: the service was down; %.1f s credited to "
                                      "every pending turn", self.name, float(ticked[8:]))

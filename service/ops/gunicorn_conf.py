@@ -46,9 +46,17 @@ def on_starting(server: Any) -> None:  # gunicorn hook
 def post_worker_init(worker: Any) -> None:  # gunicorn hook
     # Each worker beats for the service clock (service/store/clock.py): turn clocks stand still
     # while no API process runs.
+    from service.store import migrate
     from service.store.clock import ApiHeartbeat
 
-    ApiHeartbeat(worker.wsgi.extensions["redis"]).start()  # worker.wsgi: the loaded Flask app
+    r = worker.wsgi.extensions["redis"]  # worker.wsgi: the loaded Flask app
+    # The key layout's migrations (store/migrate.py: once per Redis, then one SISMEMBER), in
+    # the worker: the master imports no Redis client before gevent patches the workers.
+    try:
+        migrate.run(r)
+    except Exception as exc:  # noqa: BLE001 - Redis down: the next start migrates
+        worker.log.warning("start-up migration skipped: %s", exc)
+    ApiHeartbeat(r).start()
 
 
 def child_exit(server: Any, worker: Any) -> None:  # gunicorn hook

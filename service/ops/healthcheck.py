@@ -57,7 +57,8 @@ def _redis() -> redis.Redis:
 
     from ..config import Config
 
-    return redis.Redis.from_url(Config.from_env().redis_url, socket_timeout=4,
+    # the worker's and cron's registrations are RQ's: on the queue Redis
+    return redis.Redis.from_url(Config.from_env().queue_url(), socket_timeout=4,
                                 socket_connect_timeout=4)
 
 

@@ -60,9 +60,9 @@ def _token_store() -> Any:
     url = os.environ.get("REDIS_URL")
     if not url:
         return None
-    import redis
+    from ..store import cluster
 
-    return redis.Redis.from_url(url)
+    return cluster.connect(url)
 
 
 #: names tried for one house bot: its own, then ``<name>-2`` ... ``<name>-<NAME_TRIES>``

@@ -88,6 +88,8 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     """Every process of the stack except Redis. This is the hook for new processes."""
     env = {"REDIS_URL": redis_url, "PORT": str(port),
            "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
+    # RQ's Redis: QUEUE_REDIS_URL (required when REDIS_URL names a cluster), else the same
+    queue_url = os.environ.get("QUEUE_REDIS_URL") or redis_url
     specs = [
         # /metrics open on a laptop's stack unless a METRICS_TOKEN is given (closed elsewhere)
         ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
@@ -96,11 +98,11 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
         # DeadlineWorker: no fork per job, scheduler polled every 0.2 s (see service/jobs/worker.py)
         ProcSpec("worker", [*rq_command(), "worker", "-w", "service.jobs.worker.DeadlineWorker",
                             "--with-scheduler", "--logging_level", RQ_LOG_LEVEL.upper(),
-                            "--url", redis_url, *QUEUES], env),
+                            "--url", queue_url, *QUEUES], env),
         # periodic jobs: overdue-deadline recovery and the ladders' scheduling passes (rq cron,
         # made to survive a Redis restart)
         ProcSpec("cron", [PY, "-m", "service.jobs.cron_runner", "--logging-level",
-                          RQ_LOG_LEVEL.upper(), "--url", redis_url, "service/jobs/cron.py"],
+                          RQ_LOG_LEVEL.upper(), "--url", queue_url, "service/jobs/cron.py"],
                  env),
     ]
     if os.environ.get("HOUSE_BOTS", "1") != "0":

@@ -3,7 +3,11 @@
 Every committed change publishes on ``ll:notify:m:<match>`` and ``ll:notify:p:<player>`` (the
 channel names are the store's: ``store/keys.py``). Each API
 process keeps ONE pattern subscription (a background thread, a greenlet under gevent) and sets
-the in-memory events of the pollers waiting on those channels. A long-poll therefore holds neither
+the in-memory events of the pollers waiting on those channels. On a Redis Cluster the wake-ups
+travel by sharded pub/sub instead (SPUBLISH on ``keys.NOTIFY_SHARDS`` shard channels, Redis
+7.0+, ``store/cluster.py``): the notifier subscribes to every shard channel, a connection per
+master, which again delivers every wake-up to every API process, without the cluster bus
+broadcasting each one to every node as PUBLISH does. A long-poll therefore holds neither
 an OS thread (with gevent workers) nor a Redis connection of its own."""
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
+from typing import Any, Protocol
 
 import redis
 
+from ..store import cluster
 from ..store.keys import NOTIFY_PATTERN as PATTERN
-from ..store.keys import match_channel, player_channel
+from ..store.keys import match_channel, player_channel, shard_channels
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +75,18 @@ class Notifier:
         for e in events:
             e.set()
 
+    def _notify(self, channel: object) -> None:
+        if isinstance(channel, bytes):
+            channel = channel.decode()
+        with self._lock:
+            events = list(self._waiters.get(str(channel), ()))
+        for e in events:
+            e.set()
+
     def _run(self) -> None:
+        if cluster.is_cluster(self._redis):
+            self._run_sharded()
+            return
         failing = False
         while True:
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
@@ -81,13 +97,7 @@ class Notifier:
                 failing = False
                 self._wake_all()
                 for msg in pubsub.listen():
-                    channel = msg.get("channel")
-                    if isinstance(channel, bytes):
-                        channel = channel.decode()
-                    with self._lock:
-                        events = list(self._waiters.get(channel, ()))
-                    for e in events:
-                        e.set()
+                    self._notify(msg.get("channel"))
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
                 # Once per outage: a Redis that is gone for good (a test's, at exit) would
                 # otherwise log every retry.
@@ -102,6 +112,64 @@ class Notifier:
                     pubsub.close()
                 except Exception:  # noqa: BLE001 - closing a broken connection
                     pass
+
+    def _run_sharded(self) -> None:
+        """On a Redis Cluster: SSUBSCRIBE to every shard channel (``keys.shard_channels``), one
+        connection and one listener per master that owns some of them; each message names the
+        channel it wakes. Any listener that ends (a node gone, a slot moved: the server then
+        sends ``sunsubscribe``) makes the whole set subscribe again on the current topology,
+        waking every poller (it may have missed a wake-up meanwhile)."""
+        failing = False
+        client: Any = self._redis
+        while True:
+            subs: list[Any] = []
+            broken = threading.Event()
+            try:
+                if failing:
+                    client.nodes_manager.initialize()  # the slots may have moved (failover)
+                groups: dict[str, tuple[Any, list[str]]] = {}
+                for ch in shard_channels():
+                    node = client.get_node_from_key(ch)
+                    groups.setdefault(node.name, (node, []))[1].append(ch)
+                for node, chans in groups.values():
+                    ps = client.get_redis_connection(node).pubsub()
+                    subs.append(ps)
+                    for ch in chans:  # one by one: the channels sit in different slots
+                        ps.ssubscribe(ch)
+                for ps in subs:
+                    threading.Thread(target=self._listen_shard, args=(ps, broken),
+                                     name="notifier-shard", daemon=True).start()
+                self._subscribed.set()
+                failing = False
+                self._wake_all()
+                broken.wait()
+                raise redis.ConnectionError("a shard subscription ended")
+            except (redis.RedisError, OSError) as exc:
+                (log.debug if failing else log.warning)(
+                    "notifier lost its subscription: %s; reconnecting", exc)
+                failing = True
+                self._subscribed.clear()
+                self._wake_all()
+                time.sleep(0.2)
+            finally:
+                for ps in subs:
+                    try:
+                        ps.close()
+                    except Exception:  # noqa: BLE001 - closing a broken connection
+                        pass
+
+    def _listen_shard(self, ps: Any, broken: threading.Event) -> None:
+        try:
+            for msg in ps.listen():
+                kind = msg.get("type")
+                if kind in ("smessage", b"smessage"):
+                    self._notify(msg.get("data"))
+                elif kind in ("sunsubscribe", b"sunsubscribe"):
+                    break  # the slot moved to another node
+        except Exception:  # noqa: BLE001 - any end of a listener means: subscribe again
+            pass
+        finally:
+            broken.set()
 
     @contextmanager
     def listen(self, *channels: str) -> Iterator[threading.Event]:

@@ -33,7 +33,7 @@ from typing import Any
 import redis
 from redis.client import Pipeline
 
-from . import inbox, keys, matches, players, replies
+from . import cluster, inbox, keys, matches, players, replies
 from .errors import StoreError
 
 OPEN = "open"
@@ -142,7 +142,10 @@ def _outgoing_open(pipe: Pipeline | redis.Redis, pid: str, now: float) -> list[C
     ids = replies.texts(pipe.zrevrange(keys.player_challenges(pid, "out"), 0, INDEX_KEEP - 1))
     if not ids:
         return []
-    raws = pipe.mget([keys.challenge(c) for c in ids])
+    # On a cluster the documents sit in other slots than the watched index: read them outside
+    # the transaction (they were never watched: the index is the guard).
+    reader = cluster.data_client(pipe) if cluster.is_cluster(pipe) else pipe
+    raws = reader.mget([keys.challenge(c) for c in ids])
     docs = [Challenge.from_json(raw) for raw in raws if raw is not None]
     return [c for c in docs if c.status == OPEN and not c.due(now)]
 

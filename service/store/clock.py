@@ -45,7 +45,7 @@ from typing import Any
 import redis
 from redis.client import Pipeline
 
-from . import keys
+from . import cluster, keys
 
 #: wall seconds the clock runs on past the keeper's last tick before it freezes
 MAX_GAP_S = 2.0
@@ -135,17 +135,21 @@ _cache_lock = threading.Lock()
 
 def current(r: redis.Redis | Pipeline, *, max_age: float = CACHE_S) -> Clock:
     """The clock, read at most ``max_age`` seconds ago by this process (per connection pool)."""
-    pool = r.connection_pool
+    if cluster.is_cluster(r):  # a cluster client or its pipeline (no connection_pool)
+        base: Any = cluster.data_client(r)
+        ident = id(base)
+    else:
+        base, ident = None, id(r.connection_pool)
     t = time.monotonic()
     with _cache_lock:
-        hit = _cache.get(id(pool))
+        hit = _cache.get(ident)
     if hit is not None and t - hit[0] < max_age:
         return hit[1]
-    client = r if isinstance(r, redis.Redis) and not isinstance(r, Pipeline) else \
-        redis.Redis(connection_pool=pool)
+    client = base if base is not None else r if isinstance(r, redis.Redis) and \
+        not isinstance(r, Pipeline) else redis.Redis(connection_pool=r.connection_pool)
     clk = read(client)
     with _cache_lock:
-        _cache[id(pool)] = (t, clk)
+        _cache[ident] = (t, clk)
     return clk
 
 

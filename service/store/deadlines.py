@@ -1,5 +1,7 @@
 """Scheduling a turn's deadline job, queued inside the same MULTI as the change that started the
-turn (so a committed turn always has its job). The job is named by path: the store never imports
+turn (so a committed turn always has its job). On a Redis Cluster, RQ lives on a Redis of its own
+(``QUEUE_REDIS_URL``): the job is queued there right after the commit, and one lost to a crash
+in between is caught by the recovery pass (``jobs/timeouts.recover``). The job is named by path: the store never imports
 the jobs package (dependencies point HTTP/jobs -> store -> engine).
 
 Precision: RQ's scheduled-jobs registry is a zset that RQ scores in whole seconds (it truncates
@@ -25,6 +27,7 @@ from redis.client import Pipeline
 from rq import Queue
 from rq.registry import ScheduledJobRegistry
 
+from . import cluster
 from .docs import ACTIVE, MatchDoc
 from .queues import DEADLINES as QUEUE
 from .queues import TIMEOUT_JOB as JOB
@@ -59,9 +62,22 @@ def queue(pipe: Pipeline, doc: MatchDoc, *, attempt: int = 0, at: float | None =
     if doc.status != ACTIVE or doc.deadline is None:
         return
     at = doc.deadline if at is None else at
-    q = _queue(pipe.connection_pool)
-    jid = job_id(doc.id, doc.version, attempt)
-    q.enqueue_at(when(at), JOB, doc.id, doc.version, job_id=jid, pipeline=pipe,
+    mid, version = doc.id, doc.version
+
+    def on_queue_redis() -> None:  # a cluster: RQ has a Redis of its own (store/cluster.py)
+        qr = cluster.queue_client(pipe)
+        with qr.pipeline() as qpipe:
+            _enqueue(qpipe, _queue(qr.connection_pool), mid, version, at, attempt)
+            qpipe.execute()
+
+    if not cluster.after_commit(pipe, on_queue_redis):
+        _enqueue(pipe, _queue(pipe.connection_pool), mid, version, at, attempt)
+
+
+def _enqueue(pipe: Pipeline, q: Queue, mid: str, version: int, at: float,
+             attempt: int) -> None:
+    jid = job_id(mid, version, attempt)
+    q.enqueue_at(when(at), JOB, mid, version, job_id=jid, pipeline=pipe,
                  result_ttl=60, failure_ttl=24 * 3600, job_timeout=30)
     # The exact deadline as the score (see the module docstring); same MULTI, after RQ's ZADD.
     pipe.zadd(ScheduledJobRegistry(queue=q).key, {jid: at})

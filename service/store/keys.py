@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import zlib
 
 PREFIX = "ll"
 
@@ -78,14 +79,37 @@ OPEN_CHALLENGES = f"{PREFIX}:idx:challenges:open"  # zset: challenge id -> expir
 LISTENING = f"{PREFIX}:idx:listening"  # zset: player id -> last notice poll with challenges=true
 
 
-def ladder_entries(ladder: str) -> str:
+def ladder(name: str, part: str) -> str:
+    """A key of ladder ``name`` (``entries``, ``players``, ``active``, ``inflight``, ``h:<pid>``,
+    ``lock``). All of one ladder's keys share the hash tag ``{<ladder>}``: a rating's
+    transaction WATCHes ``inflight`` and ``players`` together (one slot on a Redis Cluster).
+    Before the tag they were ``ll:lad:<ladder>:<part>`` (``store/migrate.py`` renames them)."""
+    return f"{PREFIX}:lad:{{{name}}}:{part}"
+
+
+def ladder_entries(name: str) -> str:
     """Sorted set of the players entered in a ladder, scored by when they entered."""
-    return f"{PREFIX}:lad:{ladder}:entries"
+    return ladder(name, "entries")
 
 
 # Pub/sub channels: every committed change publishes on its match's and its players' channels
 # (store/inbox.py); the realtime layer's notifier subscribes to the pattern.
 NOTIFY_PATTERN = f"{PREFIX}:notify:*"
+
+
+#: Sharded pub/sub on a Redis Cluster (SSUBSCRIBE has no patterns): every wake-up is published,
+#: with its channel's name as the message, on one of this many shard channels, and every
+#: notifier subscribes to them all (``store/cluster.py``). 64: spread over the masters' slots.
+NOTIFY_SHARDS = 64
+
+
+def shard_channel(channel: str) -> str:
+    """The shard channel that carries wake-ups of ``channel`` on a cluster."""
+    return f"{PREFIX}:notify:{{n{zlib.crc32(channel.encode()) % NOTIFY_SHARDS}}}"
+
+
+def shard_channels() -> list[str]:
+    return [f"{PREFIX}:notify:{{n{i}}}" for i in range(NOTIFY_SHARDS)]
 
 
 def match_channel(mid: str) -> str:

@@ -41,8 +41,7 @@ LOCK_TTL_S = 60
 
 
 def _k(ladder: str, part: str) -> str:
-    return keys.ladder_entries(ladder) if part == "entries" else \
-        f"{keys.PREFIX}:lad:{ladder}:{part}"
+    return keys.ladder(ladder, part)
 
 
 # --------------------------------------------------------------------------- entries

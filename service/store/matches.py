@@ -534,3 +534,24 @@ def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True) -> 
     return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, clk, now)
             else _refresh(d, clk, now)
             for d in docs]
+
+
+# --------------------------------------------------------------------------- repair (cluster)
+
+
+def reconcile_status_indexes(r: redis.Redis, *, batch: int = 500) -> int:
+    """Drop the ``waiting``/``active`` index entries of matches that have left that status (on
+    a Redis Cluster two changes' index effects can cross: store/cluster.py). Returns how many.
+    Reads those two indexes and their documents (bounded by the matches in play)."""
+    dropped = 0
+    for status in (WAITING, ACTIVE):
+        key = keys.matches_by_status(status)
+        ids = replies.texts(r.zrange(key, 0, -1))
+        for start in range(0, len(ids), batch):
+            chunk = ids[start:start + batch]
+            raws = r.mget([keys.match(m) for m in chunk])
+            stale = [m for m, raw in zip(chunk, raws, strict=True)
+                     if raw is not None and MatchDoc.from_json(raw).status != status]
+            if stale:
+                dropped += int(r.zrem(key, *stale))
+    return dropped

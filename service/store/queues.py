@@ -10,6 +10,7 @@ import redis
 from redis.client import Pipeline
 from rq import Queue
 
+from . import cluster
 from .docs import FINISHED, MatchDoc
 
 #: turn deadlines (``store/deadlines.py``); listed first, so a worker takes them first
@@ -27,6 +28,14 @@ def queue_rating(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
     """When a ladder match has just finished, queue its rating job (inside the change's MULTI).
     The scheduling pass also rates any finished match it finds unrated (if a job was lost)."""
     if doc.ladder and doc.status == FINISHED and old_status != FINISHED:
-        q = Queue(DEFAULT, connection=redis.Redis(connection_pool=pipe.connection_pool))
-        q.enqueue(RATE_JOB, doc.id, job_id=f"rate-{doc.id}", pipeline=pipe, result_ttl=60,
-                  failure_ttl=24 * 3600)
+        mid = doc.id
+
+        def on_queue_redis() -> None:  # a cluster: after the commit, on RQ's own Redis
+            qr = cluster.queue_client(pipe)
+            Queue(DEFAULT, connection=qr).enqueue(
+                RATE_JOB, mid, job_id=f"rate-{mid}", result_ttl=60, failure_ttl=24 * 3600)
+
+        if not cluster.after_commit(pipe, on_queue_redis):
+            q = Queue(DEFAULT, connection=redis.Redis(connection_pool=pipe.connection_pool))
+            q.enqueue(RATE_JOB, mid, job_id=f"rate-{mid}", pipeline=pipe, result_ttl=60,
+                      failure_ttl=24 * 3600)

@@ -27,6 +27,9 @@ from tests.support.apiclient import (
 )
 from tests.support.server import ApiServer
 
+# Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
+ON_CLUSTER = True
+
 API_WORKERS = 2
 
 RACERS = 50

@@ -26,6 +26,9 @@ from tests.support.apiclient import (
 )
 from tests.support.server import ApiServer
 
+# Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
+ON_CLUSTER = True
+
 
 @pytest.fixture
 def api(api_server: ApiServer) -> Iterator[Api]:

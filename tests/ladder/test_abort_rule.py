@@ -159,8 +159,8 @@ def test_an_aborted_match_is_rated_for_nobody_once_and_benches_the_absent_bot(
         (entry,) = ladders.history(r, LAD.name, pid)
         assert entry["match_id"] == doc.id and entry["aborted"] and entry["place"] is None
         assert entry["rating"] == fresh.rating
-    assert all(int(v) == 0 for v in r.hgetall(f"ll:lad:{LAD.name}:active").values())
-    assert not r.hexists(f"ll:lad:{LAD.name}:inflight", doc.id)
+    assert all(int(v) == 0 for v in r.hgetall(keys.ladder(LAD.name, "active")).values())
+    assert not r.hexists(keys.ladder(LAD.name, "inflight"), doc.id)
     status = ladders.entry_status(r, LAD, seats[absent])
     assert status["benched"] and status["benched_reason"].startswith("absent")
     # it polls again: unbenched, and on the next pass it is scheduled again

@@ -429,7 +429,7 @@ def test_profile_shows_the_ladder_history(stack: Stack, league: dict[str, BotThr
 
 def _ladder_state(r: redis.Redis, lad: LadderConfig) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key in sorted(r.scan_iter(match=f"ll:lad:{lad.name}:*")):
+    for key in sorted(r.scan_iter(match=keys.ladder(lad.name, "*"))):
         kind = r.type(key)
         if kind == b"hash":
             out[key.decode()] = r.hgetall(key)
@@ -506,8 +506,8 @@ def test_rating_jobs_run_twice_by_the_worker_change_nothing(
         rec = ladders.record(stack.r, lad, p)
         assert rec is not None and rec.games == 1
         assert len(ladders.history(stack.r, "rw", p)) == 1
-    assert not stack.r.hexists(f"ll:lad:{lad.name}:inflight", mid)
-    assert all(int(v) == 0 for v in stack.r.hgetall(f"ll:lad:{lad.name}:active").values())
+    assert not stack.r.hexists(keys.ladder(lad.name, "inflight"), mid)
+    assert all(int(v) == 0 for v in stack.r.hgetall(keys.ladder(lad.name, "active")).values())
     # once more by the worker: still nothing changes
     extra = q.enqueue(queues.RATE_JOB, mid, job_id=f"again-x-{mid}")
     wait_for("one more job", lambda: extra.get_status(refresh=True) == "finished", timeout=30)

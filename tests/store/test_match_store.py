@@ -15,9 +15,12 @@ import redis
 from rq.registry import ScheduledJobRegistry
 
 from service import engine
-from service.store import deadlines, keys, matches, players, queues
+from service.store import cluster, deadlines, keys, matches, players, queues
 from service.store.docs import ACTIVE, FINISHED, WAITING, MatchDoc
 from service.store.errors import StoreError
+
+# Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
+ON_CLUSTER = True
 
 CLASSIC2 = {"ruleset": "classic", "seats": 2, "turn_timeout_s": 30}
 
@@ -220,8 +223,9 @@ def test_listing_pages_are_stable_while_matches_are_added(redis_db: redis.Redis)
 
 
 def _scheduled(r: redis.Redis) -> dict[str, float]:
-    reg = ScheduledJobRegistry(queues.DEADLINES, connection=r)
-    return {k.decode(): s for k, s in r.zrange(reg.key, 0, -1, withscores=True)}
+    q = cluster.queue_client(r) if cluster.is_cluster(r) else r  # RQ's own Redis on a cluster
+    reg = ScheduledJobRegistry(queues.DEADLINES, connection=q)
+    return {k.decode(): s for k, s in q.zrange(reg.key, 0, -1, withscores=True)}
 
 
 def test_each_turn_gets_one_deadline_job_at_its_exact_deadline(redis_db: redis.Redis) -> None:

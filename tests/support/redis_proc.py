@@ -75,6 +75,18 @@ class RedisProcess:
         """A new client connected to this server (extra kwargs go to ``Redis.from_url``)."""
         return redis.Redis.from_url(self.url, **kwargs)
 
+    # The interface tests/support/redis_cluster.py's ClusterStack shares (a single Redis holds
+    # RQ's queues too, and a process needs nothing but REDIS_URL).
+    kind = "single"
+    env: dict[str, str] = {}
+
+    @property
+    def queue_url(self) -> str:
+        return self.url
+
+    def queue_client(self) -> redis.Redis:
+        return self.client()
+
     def start(self) -> RedisProcess:
         if self.proc is not None:
             raise RuntimeError("RedisProcess already started")

@@ -44,6 +44,8 @@ class RqProcess:
     def __init__(self, redis_url: str, *, env: dict[str, str] | None = None) -> None:
         self.redis_url = redis_url
         self.extra_env = dict(env or {})
+        # RQ's own Redis: the data Redis, unless it is a cluster (QUEUE_REDIS_URL)
+        self.rq_url = self.extra_env.get("QUEUE_REDIS_URL") or redis_url
         self.proc: subprocess.Popen[bytes] | None = None
         self.tmpdir = tempfile.mkdtemp(prefix=f"ll{self.name}-")
         self.log_path = os.path.join(self.tmpdir, f"{self.name}.log")
@@ -141,7 +143,7 @@ class RqWorker(RqProcess):
     def argv(self) -> list[str]:
         extra = ["--name", self.worker_name] if self.worker_name else []
         return [rq_executable(), "worker", "-w", WORKER_CLASS, "--with-scheduler",
-                "--url", self.redis_url, *extra, *QUEUES]
+                "--url", self.rq_url, *extra, *QUEUES]
 
     def start(self, *, wait_for_locks: bool = True, timeout: float = 20.0) -> RqWorker:
         """Start; with ``wait_for_locks``, wait until a scheduler holds every queue's lock and
@@ -174,5 +176,5 @@ class RqCron(RqProcess):
     name = "cron"
 
     def argv(self) -> list[str]:
-        return [sys.executable, "-m", "service.jobs.cron_runner", "--url", self.redis_url,
+        return [sys.executable, "-m", "service.jobs.cron_runner", "--url", self.rq_url,
                 "--path", REPO, "service/jobs/cron.py"]

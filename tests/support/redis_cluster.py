@@ -1,0 +1,293 @@
+"""Start a private, throwaway Redis Cluster: N masters (and optionally a replica each) of Debian's
+``redis-server`` (7.0+, for sharded pub/sub) on free loopback ports, in a fresh temp dir.
+
+    from tests.support.redis_cluster import RedisCluster
+
+    with RedisCluster(masters=3) as rc:
+        r = rc.client()                  # service.store.cluster.connect(rc.url)
+        r.set("k", "v")
+
+``url`` is ``redis+cluster://127.0.0.1:<port>`` (the form REDIS_URL takes, docs/operations.md).
+The cluster is made with ``redis-cli --cluster create ... --cluster-yes`` and is ready when every
+node reports ``cluster_state:ok`` and agrees on the slots; nodes keep no data on disk and are
+killed and their directory removed on stop(). Ports come from the kernel (bind to port 0) and
+are checked free with their cluster bus port (+10000), so parallel test workers don't collide.
+
+Redis Cluster needs TCP (the cluster bus), so unlike tests/support/redis_proc.py these servers
+listen on 127.0.0.1; they refuse any other address (``bind 127.0.0.1``, protected mode).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from types import TracebackType
+from typing import Any
+
+import redis
+
+#: what the cluster tests need of redis-server: SSUBSCRIBE/SPUBLISH came with Redis 7.0
+MIN_VERSION = (7, 0)
+
+
+def find_cluster_tools() -> tuple[str, str] | str:
+    """(redis-server, redis-cli) on PATH and new enough, or a message saying what is missing."""
+    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    if not server or not cli:
+        return ("no redis-server/redis-cli on PATH: `make test` installs Debian's redis-server "
+                "(as root or with sudo); the Redis Cluster tests need it")
+    out = subprocess.run([server, "--version"], capture_output=True, text=True, check=False)
+    try:
+        ver = out.stdout.split("v=")[1].split()[0]
+        major, minor = (int(x) for x in ver.split(".")[:2])
+    except (IndexError, ValueError):
+        return f"cannot read the version of {server}: {out.stdout!r}"
+    if (major, minor) < MIN_VERSION:
+        return f"{server} is {ver}; the Redis Cluster tests need 7.0 or later (sharded pub/sub)"
+    return server, cli
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` free loopback ports whose cluster bus ports (+10000) are free too."""
+    out: list[int] = []
+    while len(out) < n:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port + 10000 <= 65535 and port not in out and _port_free(port + 10000):
+            out.append(port)
+    return out
+
+
+class RedisCluster:
+    """A private Redis Cluster of ``masters`` masters and ``replicas`` replicas per master."""
+
+    def __init__(self, masters: int = 3, replicas: int = 0, *,
+                 startup_timeout: float = 30.0) -> None:
+        tools = find_cluster_tools()
+        if isinstance(tools, str):
+            raise RuntimeError(tools)
+        self.server, self.cli = tools
+        self.masters, self.replicas = masters, replicas
+        self.startup_timeout = startup_timeout
+        self.tmpdir: str | None = None
+        self.ports: list[int] = []
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def url(self) -> str:
+        if not self.ports:
+            raise RuntimeError("RedisCluster is not started")
+        return f"redis+cluster://127.0.0.1:{self.ports[0]}"
+
+    def client(self, **kwargs: Any) -> redis.Redis:
+        """The service's client for this cluster (``service.store.cluster.connect``)."""
+        from service.store import cluster
+
+        return cluster.connect(self.url, **kwargs)
+
+    def node(self, port: int) -> redis.Redis:
+        """A plain client to one node (for CLUSTER and INFO commands)."""
+        return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+
+    # ----------------------------------------------------------------------- life cycle
+
+    def start(self) -> RedisCluster:
+        self.tmpdir = tempfile.mkdtemp(prefix="llcluster-")
+        n = self.masters * (1 + self.replicas)
+        self.ports = free_ports(n)
+        try:
+            for port in self.ports:
+                self._spawn(port)
+            for port in self.ports:
+                self._wait_ping(port)
+            subprocess.run(
+                [self.cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
+                 "--cluster-replicas", str(self.replicas), "--cluster-yes"],
+                check=True, capture_output=True, timeout=self.startup_timeout)
+            self.wait_ok()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _spawn(self, port: int) -> None:
+        assert self.tmpdir is not None
+        d = os.path.join(self.tmpdir, str(port))
+        os.makedirs(d)
+        args = [
+            self.server, "--port", str(port), "--bind", "127.0.0.1",
+            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+            "--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no",
+            "--daemonize", "no", "--dir", d, "--logfile", "redis.log",
+        ]  # fmt: skip
+        self.procs[port] = subprocess.Popen(args, cwd=d, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL)
+
+    def _wait_ping(self, port: int) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            proc = self.procs[port]
+            if proc.poll() is not None:
+                raise RuntimeError(f"redis-server on {port} exited with {proc.returncode}:\n"
+                                   f"{self.log_tail(port)}")
+            try:
+                if self.node(port).ping():
+                    return
+            except redis.RedisError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server on {port} did not answer PING")
+            time.sleep(0.02)
+
+    def wait_ok(self, ports: list[int] | None = None) -> None:
+        """Until every (running) node says ``cluster_state:ok`` and they agree on the epoch."""
+        deadline = time.monotonic() + self.startup_timeout
+        ports = ports or [p for p in self.ports if self.running(p)]
+        while True:
+            states = []
+            for port in ports:
+                try:
+                    info = self.node(port).cluster("info")
+                    states.append((info.get("cluster_state"), info.get("cluster_known_nodes"),
+                                   info.get("cluster_slots_assigned")))
+                except redis.RedisError:
+                    states.append(None)
+            if all(s is not None and s[0] == "ok" and str(s[2]) == "16384" for s in states):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the cluster did not become ok: {states}")
+            time.sleep(0.05)
+
+    def running(self, port: int) -> bool:
+        proc = self.procs.get(port)
+        return proc is not None and proc.poll() is None
+
+    def kill(self, port: int) -> None:
+        """SIGKILL one node (a crashed master, for failover tests)."""
+        proc = self.procs.get(port)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    def log_tail(self, port: int, lines: int = 20) -> str:
+        try:
+            assert self.tmpdir is not None
+            with open(os.path.join(self.tmpdir, str(port), "redis.log"), encoding="utf-8",
+                      errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except (OSError, AssertionError):
+            return "(no log)"
+
+    def flushall(self) -> None:
+        """Empty every master (replicas follow)."""
+        for port in self.ports:
+            if not self.running(port):
+                continue
+            node = self.node(port)
+            try:
+                if node.info("replication").get("role") == "master":
+                    node.flushall()
+            except redis.RedisError:
+                pass
+            finally:
+                node.close()
+
+    def stop(self) -> None:
+        procs, self.procs = self.procs, {}
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs.values():
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        if self.tmpdir is not None:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            self.tmpdir = None
+
+    def __enter__(self) -> RedisCluster:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class ClusterStack:
+    """What the fixtures hand a test as ``redis_server`` when it runs on a cluster
+    (tests/conftest.py): a :class:`RedisCluster` for the data and a private single Redis for RQ's
+    queues (``QUEUE_REDIS_URL``), with the interface of ``RedisProcess`` that tests use."""
+
+    kind = "cluster"
+
+    def __init__(self, masters: int = 3) -> None:
+        from tests.support.redis_proc import RedisProcess
+
+        self.cluster = RedisCluster(masters)
+        self.queue = RedisProcess()
+
+    @property
+    def url(self) -> str:
+        return self.cluster.url
+
+    @property
+    def queue_url(self) -> str:
+        return self.queue.url
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What a process of the service needs besides ``REDIS_URL=url``."""
+        return {"QUEUE_REDIS_URL": self.queue.url}
+
+    def client(self, **kwargs: Any) -> redis.Redis:
+        from service.store import cluster
+
+        return cluster.connect(self.url, queue=self.queue.url, **kwargs)
+
+    def queue_client(self) -> redis.Redis:
+        return self.queue.client()
+
+    def flushall(self) -> None:
+        self.cluster.flushall()
+        q = self.queue.client()
+        try:
+            q.flushall()
+        finally:
+            q.close()
+
+    def start(self) -> ClusterStack:
+        self.queue.start()
+        try:
+            self.cluster.start()
+        except BaseException:
+            self.queue.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        self.cluster.stop()
+        self.queue.stop()
+
+    def __enter__(self) -> ClusterStack:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
