@@ -144,7 +144,7 @@ class Notifier:
                 self._wake_all()
                 broken.wait()
                 raise redis.ConnectionError("a shard subscription ended")
-            except (redis.RedisError, OSError) as exc:
+            except Exception as exc:  # noqa: BLE001 - RedisClusterException is no RedisError
                 (log.debug if failing else log.warning)(
                     "notifier lost its subscription: %s; reconnecting", exc)
                 failing = True

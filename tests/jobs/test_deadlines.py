@@ -28,10 +28,16 @@ from service.http.app import create_app
 from service.jobs import timeouts
 from service.store import clock, deadlines, matches, players
 from service.store.docs import ACTIVE, MatchDoc
+from tests.support.redis_cluster import ClusterStack
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqProcess, RqWorker
 
 pytestmark = pytest.mark.timeout(120)
+
+# Run on a single Redis and on a 3-master Redis Cluster, whose RQ queues live on a single Redis
+# of their own (tests/conftest.py): ``q`` is RQ's Redis, ``r`` the data's.
+ON_CLUSTER = True
+Server = RedisProcess | ClusterStack
 
 T = 1  # turn_timeout_s of every match here
 
@@ -40,14 +46,24 @@ T = 1  # turn_timeout_s of every match here
 
 
 @pytest.fixture
-def r(redis_db: redis.Redis, redis_server: RedisProcess,
+def r(redis_db: redis.Redis, redis_server: Server,
       monkeypatch: pytest.MonkeyPatch) -> redis.Redis:
     monkeypatch.setenv("REDIS_URL", redis_server.url)  # for jobs called directly
+    for k, v in redis_server.env.items():
+        monkeypatch.setenv(k, v)
     return redis_db
 
 
 @pytest.fixture
-def procs(r: redis.Redis, redis_server: RedisProcess) -> Iterator[Callable[..., RqProcess]]:
+def q(r: redis.Redis, redis_server: Server) -> Iterator[redis.Redis]:
+    """RQ's Redis (the data Redis itself, unless that is a cluster)."""
+    client = redis_server.queue_client()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def procs(r: redis.Redis, redis_server: Server) -> Iterator[Callable[..., RqProcess]]:
     """Start ``rq`` processes on the private Redis; all are stopped before it is flushed."""
     started: list[RqProcess] = []
 
@@ -55,11 +71,11 @@ def procs(r: redis.Redis, redis_server: RedisProcess) -> Iterator[Callable[..., 
         p: RqProcess
         if kind == "worker":
             wait = kw.pop("wait_for_locks", True)
-            p = RqWorker(redis_server.url, **kw)
+            p = RqWorker(redis_server.url, env={**redis_server.env, **kw.pop("env", {})}, **kw)
             started.append(p)
             p.start(wait_for_locks=wait)
         else:
-            p = RqCron(redis_server.url, **kw)
+            p = RqCron(redis_server.url, env={**redis_server.env, **kw.pop("env", {})}, **kw)
             started.append(p)
             p.start()
         return p
@@ -171,7 +187,7 @@ def test_one_second_deadline_applied_after_it_within_bounds(
 
 
 def test_bot_that_comes_back_in_time_is_never_timed_out(
-        r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+        r: redis.Redis, q: redis.Redis, procs: Callable[..., RqProcess]) -> None:
     procs("worker")
     doc, pids = new_match(r)
     rng = random.Random(5)
@@ -187,15 +203,15 @@ def test_bot_that_comes_back_in_time_is_never_timed_out(
         doc = matches.load(r, doc.id)
     assert doc.state is not None and not timeout_events(doc)
     # each answered turn's deadline job did run, after its deadline, and changed nothing
-    q = Queue(deadlines.QUEUE, connection=r)
+    queue = Queue(deadlines.QUEUE, connection=q)
 
     def finished() -> bool:
-        jobs = [Job.fetch(deadlines.job_id(doc.id, v), connection=r) for v in acted]
+        jobs = [Job.fetch(deadlines.job_id(doc.id, v), connection=q) for v in acted]
         return all(j.get_status(refresh=True) == "finished" for j in jobs)
 
     wait_for(finished, 5, "the answered turns' deadline jobs")
     for v in acted:
-        job = q.fetch_job(deadlines.job_id(doc.id, v))
+        job = queue.fetch_job(deadlines.job_id(doc.id, v))
         assert job is not None and job.return_value() == "stale", (v, job and job.return_value())
 
 
@@ -247,7 +263,7 @@ def test_idle_player_times_out_then_forfeits_and_the_match_goes_on(
 
 
 def test_worker_sigkilled_then_new_worker_and_recovery_apply_each_overdue_timeout_once(
-        r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+        r: redis.Redis, q: redis.Redis, procs: Callable[..., RqProcess]) -> None:
     """With no worker alive the turn clock stands still (store/clock.py): the killed worker's
     pending turns are charged nothing for the time without one, and once a new worker runs
     each of them gets a whole turn again; then every deadline is applied exactly once, by its
@@ -266,8 +282,8 @@ def test_worker_sigkilled_then_new_worker_and_recovery_apply_each_overdue_timeou
     lost = docs[:3]
     for d in lost:
         jid = deadlines.job_id(d.id, d.version)
-        r.zrem(f"rq:scheduled:{deadlines.QUEUE}", jid)
-        r.lrem(f"rq:queue:{deadlines.QUEUE}", 0, jid)
+        q.zrem(f"rq:scheduled:{deadlines.QUEUE}", jid)
+        q.lrem(f"rq:queue:{deadlines.QUEUE}", 0, jid)
     # A new worker (its scheduler gets the dead one's lock only once that expires) + the cron
     procs("worker", wait_for_locks=False)
     procs("cron", env={"RECOVERY_INTERVAL_S": "1"})
@@ -292,25 +308,26 @@ def test_worker_sigkilled_then_new_worker_and_recovery_apply_each_overdue_timeou
         if doc.status == ACTIVE:
             assert doc.started_s == pytest.approx(
                 clk.resumed + (doc.version - at_kill.version) * T, abs=1e-6)
-    fin = FinishedJobRegistry("default", connection=r)
-    recovered = [j.return_value() for j in Job.fetch_many(fin.get_job_ids(), connection=r)
+    fin = FinishedJobRegistry("default", connection=q)
+    recovered = [j.return_value() for j in Job.fetch_many(fin.get_job_ids(), connection=q)
                  if j is not None and j.func_name == "service.jobs.timeouts.recover"]
     assert sum(recovered) >= len(lost), recovered
 
 
 def test_two_workers_with_schedulers_never_apply_a_timeout_twice(
-        r: redis.Redis, procs: Callable[..., RqProcess]) -> None:
+        r: redis.Redis, q: redis.Redis, redis_server: Server,
+        procs: Callable[..., RqProcess]) -> None:
     procs("worker", worker_name="w-one")
     procs("worker", worker_name="w-two")
-    q = Queue(deadlines.QUEUE, connection=r)
-    scheduled = ScheduledJobRegistry(queue=q)
+    queue = Queue(deadlines.QUEUE, connection=q)
+    scheduled = ScheduledJobRegistry(queue=queue)
     starts = [new_match(r)[0] for _ in range(8)]
     stop = threading.Event()
     dup_ids: dict[tuple[str, int], list[str]] = {}
 
     def duplicate() -> None:
         """Two more jobs for every pending turn, due at the same instant as its own job."""
-        c = redis.Redis(connection_pool=r.connection_pool)
+        c = redis_server.client()
         while not stop.is_set():
             for s in starts:
                 doc = matches.load(c, s.id)
@@ -320,9 +337,9 @@ def test_two_workers_with_schedulers_never_apply_a_timeout_twice(
                 ids = [f"dup{i}-{doc.id}-{doc.version}" for i in (1, 2)]
                 dup_ids[key] = ids
                 for jid in ids:
-                    q.enqueue_at(deadlines.when(doc.deadline), deadlines.JOB, doc.id,
-                                 doc.version, job_id=jid, result_ttl=600)
-                    c.zadd(scheduled.key, {jid: doc.deadline})
+                    queue.enqueue_at(deadlines.when(doc.deadline), deadlines.JOB, doc.id,
+                                     doc.version, job_id=jid, result_ttl=600)
+                    q.zadd(scheduled.key, {jid: doc.deadline})
             time.sleep(0.02)
 
     t = threading.Thread(target=duplicate, daemon=True)
@@ -336,7 +353,7 @@ def test_two_workers_with_schedulers_never_apply_a_timeout_twice(
     # per turn, among its own job and the two duplicates, at most one applied the timeout
     by_worker: dict[tuple[str, int], set[str]] = {}
     for (mid, version), ids in dup_ids.items():
-        jobs = [j for j in Job.fetch_many([deadlines.job_id(mid, version), *ids], connection=r)
+        jobs = [j for j in Job.fetch_many([deadlines.job_id(mid, version), *ids], connection=q)
                 if j is not None and j.get_status() == "finished"]
         results = [j.return_value() for j in jobs]
         assert results.count("applied") <= 1, (mid, version, results)
@@ -348,7 +365,7 @@ def test_two_workers_with_schedulers_never_apply_a_timeout_twice(
 # --------------------------------------------------------------------------- no worker at all
 
 
-def test_lazy_enforcement_without_any_worker(r: redis.Redis, redis_server: RedisProcess,
+def test_lazy_enforcement_without_any_worker(r: redis.Redis, q: redis.Redis,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RATE_LIMITS", "0")
     app = create_app()
@@ -379,7 +396,7 @@ def test_lazy_enforcement_without_any_worker(r: redis.Redis, redis_server: Redis
     seat = v["turn"]["seat"]
     deadline = parse_rfc3339(v["turn"]["deadline"])
     assert 0 < v["turn"]["seconds_left"] <= 1
-    assert r.smembers("rq:workers") == set()  # nobody to run a deadline job
+    assert q.smembers("rq:workers") == set()  # nobody to run a deadline job
     time.sleep(max(0.0, deadline - time.time()) + 0.1)
     assert matches.load(r, mid).version == v["version"]  # the deadline passed, nothing applied
     # a read past the deadline applies it first
@@ -417,15 +434,15 @@ def test_lazy_enforcement_without_any_worker(r: redis.Redis, redis_server: Redis
 # --------------------------------------------------------------------------- the job itself
 
 
-def test_early_stale_and_repeated_jobs_change_nothing(r: redis.Redis) -> None:
+def test_early_stale_and_repeated_jobs_change_nothing(r: redis.Redis, q: redis.Redis) -> None:
     doc, _ = new_match(r, turn_timeout_s=2)
     assert doc.deadline is not None
     assert timeouts.run(doc.id, doc.version) == "early"  # woke early: rescheduled, nothing done
     assert matches.load(r, doc.id).version == doc.version
-    registry = ScheduledJobRegistry(deadlines.QUEUE, connection=r)
+    registry = ScheduledJobRegistry(deadlines.QUEUE, connection=q)
     again = deadlines.job_id(doc.id, doc.version, 1)
-    assert r.zscore(registry.key, again) == pytest.approx(doc.deadline)  # the exact deadline
-    assert r.zscore(registry.key, deadlines.job_id(doc.id, doc.version)) == pytest.approx(
+    assert q.zscore(registry.key, again) == pytest.approx(doc.deadline)  # the exact deadline
+    assert q.zscore(registry.key, deadlines.job_id(doc.id, doc.version)) == pytest.approx(
         doc.deadline)
     assert timeouts.run(doc.id, doc.version - 1) == "stale"
     time.sleep(max(0.0, doc.deadline - 0.1 - time.time()))
@@ -440,12 +457,13 @@ def test_early_stale_and_repeated_jobs_change_nothing(r: redis.Redis) -> None:
     assert timeouts.run("m_nosuchmatch", 3) == "gone"
 
 
-def test_concurrent_reads_past_a_deadline_all_succeed_and_apply_it_once(r: redis.Redis) -> None:
+def test_concurrent_reads_past_a_deadline_all_succeed_and_apply_it_once(
+        r: redis.Redis, redis_server: Server) -> None:
     """Many readers at once past a deadline: none gets version_conflict, one timeout is applied
     (every GET and long-poll goes through matches.get)."""
 
     def read(mid: str, at: float, barrier: threading.Barrier, out: list[Any]) -> None:
-        c = redis.Redis(connection_pool=r.connection_pool)
+        c = redis_server.client()
         barrier.wait()
         try:
             out.append(matches.get(c, mid, now=at).version)

@@ -154,7 +154,7 @@ class RqWorker(RqProcess):
         return self
 
     def wait_ready(self, timeout: float = 20.0) -> None:
-        r = redis.Redis.from_url(self.redis_url)
+        r = redis.Redis.from_url(self.rq_url)
         try:
             end = time.monotonic() + timeout
             while time.monotonic() < end:
