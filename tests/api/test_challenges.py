@@ -15,6 +15,9 @@ import requests
 from tests.support.apiclient import NO_TIMEOUTS, Api, Player, error_of, play_randomly
 from tests.support.server import ApiServer
 
+# Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
+ON_CLUSTER = True
+
 
 @pytest.fixture
 def api(api_server: ApiServer) -> Iterator[Api]:

@@ -20,12 +20,16 @@ from tests.support.live import HANDMAID, SAFE_MATCH, running_server
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
 
+# Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
+ON_CLUSTER = True
+
 WAKE_BUDGET_S = 0.100
 
 
 @pytest.fixture(scope="module")
 def servers(redis_server: RedisProcess) -> Iterator[tuple[ApiServer, ApiServer]]:
-    with running_server(redis_server.url) as a, running_server(redis_server.url) as b:
+    with running_server(redis_server.url, env=redis_server.env) as a, \
+            running_server(redis_server.url, env=redis_server.env) as b:
         assert a.pid != b.pid
         yield a, b
 

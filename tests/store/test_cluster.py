@@ -1,0 +1,201 @@
+"""The store on a Redis Cluster (service/store/cluster.py), on the session's private 3-master
+cluster: a transaction never spans slots (redis-py refuses one that would), what a change
+writes to other slots follows its commit through an outbox, and the repair pass applies an
+outbox whose process died before it could. The rest of the store, the API and the deadlines are
+run on the cluster by the ``ON_CLUSTER`` modules (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from redis.cluster import RedisCluster as StockCluster
+from redis.exceptions import RedisClusterException
+
+from service import engine
+from service.realtime.notify import Notifier
+from service.store import cluster, inbox, keys, ladders, matches, players, presence
+from service.store.docs import ACTIVE, FINISHED, MatchDoc
+from service.store.ladder_config import LadderConfig
+from tests.support.redis_cluster import ClusterStack
+
+
+@pytest.fixture
+def r(redis_cluster: ClusterStack) -> Iterator[redis.Redis]:
+    client = redis_cluster.client()
+    yield client
+    redis_cluster.flushall()
+    client.close()
+
+
+def respond(doc: MatchDoc, seat: int, now: float) -> dict[str, Any]:
+    return {"version": doc.version}
+
+
+def started(r: redis.Redis) -> tuple[MatchDoc, list[str]]:
+    tag = random.getrandbits(32)
+    pids = [players.register(r, f"c{i}-{tag:x}")["id"] for i in range(2)]
+    doc = matches.create(r, pids[0], {"ruleset": "classic", "seats": 2})
+    for pid in pids:
+        doc = matches.join(r, doc.id, pid)
+    assert doc.status == ACTIVE and doc.state is not None
+    return doc, pids
+
+
+def move(r: redis.Redis, doc: MatchDoc, pids: list[str]) -> dict[str, Any]:
+    assert doc.state is not None
+    action = dict(engine.legal_action_dicts(doc.state)[0])
+    return matches.act(r, doc.id, pids[doc.state.turn], action, respond=respond)
+
+
+def outboxes(r: redis.Redis) -> list[bytes]:
+    return list(r.scan_iter(match=cluster.OUTBOX_PREFIX + "*"))
+
+
+def test_redis_py_refuses_a_transaction_across_slots(r: redis.Redis) -> None:
+    """What the suite's cluster runs rely on: had any change put keys of two slots in one
+    MULTI or WATCH, it would fail there (CROSSSLOT) instead of passing."""
+    a, b = "ll:test:{a}", "ll:test:{b}"
+    assert r.keyslot(a) != r.keyslot(b)  # type: ignore[attr-defined]
+    stock = StockCluster.pipeline(r, transaction=True)
+    stock.set(a, 1)
+    stock.set(b, 1)
+    with pytest.raises(RedisClusterException):
+        stock.execute()
+    with r.pipeline() as pipe, pytest.raises(RedisClusterException):
+        pipe.watch(a, b)
+    assert r.get(a) is None and r.get(b) is None
+
+
+def test_a_move_commits_in_its_slot_and_its_other_writes_follow(r: redis.Redis) -> None:
+    doc, pids = started(r)
+    assert doc.state is not None
+    seat = doc.state.turn
+    assert move(r, doc, pids) == {"version": doc.version + 1}
+    after = matches.load(r, doc.id)
+    assert after.version == doc.version + 1
+    assert r.hget(keys.STATS, "actions") == b"1"
+    assert r.zscore(keys.matches_by_status(ACTIVE), doc.id) is not None or \
+        after.status == FINISHED
+    notices, _ = inbox.read(r, after.seats[1 - seat], None)
+    assert [n["version"] for n in notices if n["type"] == "your_turn"][-1] == after.version \
+        or after.status == FINISHED
+    assert outboxes(r) == []  # applied, then deleted
+
+
+def test_effects_lost_to_a_crash_are_applied_by_the_repair_pass(
+        r: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, pids = started(r)
+    real_apply = cluster.apply
+
+    def crash(*_: Any) -> None:
+        raise redis.ConnectionError("the process died after EXEC")
+
+    monkeypatch.setattr(cluster, "apply", crash)
+    assert move(r, doc, pids) == {"version": doc.version + 1}  # committed all the same
+    monkeypatch.setattr(cluster, "apply", real_apply)
+    after = matches.load(r, doc.id)
+    assert after.version == doc.version + 1
+    assert r.hget(keys.STATS, "actions") is None  # its counter is in the outbox
+    assert len(outboxes(r)) == 1
+    assert cluster.repair(r) == 0  # younger than the grace: its own process may still be on it
+    assert cluster.repair(r, grace_s=0) == 1
+    assert outboxes(r) == []
+    assert r.hget(keys.STATS, "actions") == b"1"
+    if after.status == ACTIVE:
+        assert after.state is not None
+        notices, _ = inbox.read(r, after.seats[after.state.turn], None)
+        assert notices[-1]["type"] == "your_turn" and notices[-1]["version"] == after.version
+
+
+def test_stale_status_index_entries_are_dropped(r: redis.Redis) -> None:
+    doc, pids = started(r)
+    matches.resign(r, doc.id, pids[0])
+    assert matches.load(r, doc.id).status == FINISHED
+    # what two changes' crossed index writes can leave behind
+    r.zadd(keys.matches_by_status(ACTIVE), {doc.id: doc.created_at})
+    assert matches.reconcile_status_indexes(r) == 1
+    assert r.zscore(keys.matches_by_status(ACTIVE), doc.id) is None
+    assert r.zscore(keys.matches_by_status(FINISHED), doc.id) is not None
+
+
+def test_wakeups_travel_by_sharded_pubsub(r: redis.Redis) -> None:
+    doc, pids = started(r)
+    assert doc.state is not None
+    notifier = Notifier(r)
+    waiting = pids[1 - doc.state.turn]
+    with notifier.listen(keys.match_channel(doc.id)) as on_match, \
+            notifier.listen(keys.player_channel(waiting)) as on_player:
+        move(r, doc, pids)
+        assert on_match.wait(5) and on_player.wait(5)
+    assert keys.shard_channel(keys.match_channel(doc.id)) in keys.shard_channels()
+
+
+def test_a_ladder_forms_and_rates_its_matches_on_the_cluster(r: redis.Redis) -> None:
+    lad = LadderConfig("cl", "classic", 2, interval_s=1)
+    tag = random.getrandbits(32)
+    pids = [players.register(r, f"l{i}-{tag:x}")["id"] for i in range(2)]
+    for pid in pids:
+        ladders.enter(r, lad, pid)
+        presence.touch(r, pid)
+    formed = ladders.form_matches(r, lad, rng=random.Random(1))
+    assert len(formed) == 1
+    doc = matches.load(r, formed[0])
+    assert doc.status == ACTIVE and doc.rated and set(doc.seats) == set(pids)
+    assert r.hexists(keys.ladder(lad.name, "inflight"), doc.id)
+    matches.act(r, doc.id, doc.seats[doc.state.turn],  # type: ignore[union-attr]
+                dict(engine.legal_action_dicts(doc.state)[0]), respond=respond)
+    matches.resign(r, doc.id, doc.seats[0])
+    assert ladders.rate(r, doc.id, {lad.name: lad})
+    assert not ladders.rate(r, doc.id, {lad.name: lad})  # exactly once
+    assert not r.hexists(keys.ladder(lad.name, "inflight"), doc.id)
+    assert all(ladders.record(r, lad, p) is not None for p in pids)
+
+
+def test_racing_moves_on_the_cluster_apply_once(r: redis.Redis,
+                                               redis_cluster: ClusterStack) -> None:
+    doc, pids = started(r)
+    assert doc.state is not None
+    action = dict(engine.legal_action_dicts(doc.state)[0])
+    pid = pids[doc.state.turn]
+    barrier = threading.Barrier(6)
+    out: list[Any] = []
+
+    def one() -> None:
+        c = redis_cluster.client()
+        barrier.wait()
+        try:
+            out.append(matches.act(c, doc.id, pid, action, respond=respond,
+                                   expected_version=doc.version))
+        except Exception as e:  # noqa: BLE001 - recorded, asserted below
+            out.append(e)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=one) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wins = [o for o in out if isinstance(o, dict)]
+    assert len(wins) == 1, out
+    assert matches.load(r, doc.id).version == doc.version + 1
+    assert r.hget(keys.STATS, "actions") == b"1"
+
+
+def test_queue_redis_rules() -> None:
+    single, other = "redis://10.0.0.1:6379/0", "redis://10.0.0.2:6379/0"
+    clustered = "redis+cluster://10.0.0.3:7000,10.0.0.4:7000"
+    assert cluster.queue_url(single, None) == single
+    assert cluster.queue_url(single, single) == single
+    assert cluster.queue_url(clustered, other) == other
+    with pytest.raises(cluster.ConfigError, match="QUEUE_REDIS_URL"):
+        cluster.queue_url(clustered, None)
+    with pytest.raises(cluster.ConfigError, match="single Redis"):
+        cluster.queue_url(clustered, clustered)
+    with pytest.raises(cluster.ConfigError, match="only when REDIS_URL"):
+        cluster.queue_url(single, other)
