@@ -15,6 +15,7 @@ DUEL = LadderConfig("duel", "classic", 2)
 
 def test_legacy_ladder_keys_are_renamed_and_read_as_before(redis_db: redis.Redis) -> None:
     r = redis_db
+    r.delete(migrate.DONE_KEY)  # a Redis from before (an API server of this session may have run)
     rec = Record(mu=30.0, sigma=5.0, games=3)
     r.hset("ll:lad:duel:players", "p_000000000001", rec.to_json())
     r.zadd("ll:lad:duel:entries", {"p_000000000001": 10.0})
@@ -32,6 +33,7 @@ def test_legacy_ladder_keys_are_renamed_and_read_as_before(redis_db: redis.Redis
 
 def test_a_key_written_under_both_names_is_merged(redis_db: redis.Redis) -> None:
     r = redis_db
+    r.delete(migrate.DONE_KEY)
     r.zadd("ll:lad:duel:entries", {"p_old": 1.0, "p_both": 5.0})
     r.zadd(keys.ladder_entries("duel"), {"p_new": 2.0, "p_both": 3.0})
     r.hset("ll:lad:duel:active", mapping={"p_old": 1, "p_both": 1})
