@@ -62,13 +62,15 @@ def peer_policy(rng: random.Random) -> Callable[[MatchState], Action]:
     ``legal_actions_by_card`` gives each card's legal actions, every target with the same
     guesses, so a uniform action of the card is a uniform target and then a uniform guess.
     """
-    choice = rng.choice
+    choice, rand = rng.choice, rng.random
 
     def pick(s: MatchState) -> Action:
         by_card = legal_actions_by_card(s)
         if s.phase != "play":
             return choice(legal_actions(s))
-        acts = by_card.get(choice(s.hands[s.turn]))
+        hand = s.hands[s.turn]
+        # the card as the bare loop picks it (``rand() < 0.5``): random.choice is Python code
+        acts = by_card.get(hand[int(rand() * len(hand))])
         if acts is None:  # R11: the countess is the only card that may be played
             (acts,) = by_card.values()
         return choice(acts)

@@ -14,7 +14,7 @@ with ``@effect(Card.X)`` (``docs/extending.md`` walks through it).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from .cards import CARDS, NAMES, RULESETS, Card
 from .events import Event
@@ -25,7 +25,12 @@ Effect = Callable[[MatchState, int, "int | None", "int | None", dict[str, Any]],
 
 EFFECTS: dict[int, Effect] = {}
 
-_new = tuple.__new__  # Event(...) without the namedtuple's Python-level __new__: a hot path
+_new: Final = tuple.__new__  # Event(...) without the namedtuple's Python-level __new__: hot
+# Final: the compiled build keeps these in C variables, not in the module's dict.
+_NAMES: Final = NAMES
+_RULESETS: Final = RULESETS
+_FATAL: Final[tuple[bool, ...]] = tuple(CARDS[c].fatal for c in Card)
+_CHANCELLOR_DRAWS: Final = CARDS[Card.CHANCELLOR].draws
 
 
 def effect(card: Card) -> Callable[[Effect], Effect]:
@@ -50,7 +55,7 @@ def eliminate(s: MatchState, seat: int, reason: str) -> None:
     s.eliminated[seat] = True
     s.protected[seat] = False
     emit(s, "eliminated", {"seat": seat, "reason": reason,
-                           "revealed": [NAMES[c] for c in cards]})
+                           "revealed": [_NAMES[c] for c in cards]})
 
 
 @effect(Card.SPY)
@@ -67,7 +72,7 @@ def _guard(s: MatchState, me: int, t: int | None, guess: int | None,
     if t is None or guess is None:
         emit(s, "play", data)
         return False
-    data["guess"] = NAMES[guess]
+    data["guess"] = _NAMES[guess]
     hit = s.hands[t][0] == guess
     data["hit"] = hit
     emit(s, "play", data)
@@ -81,7 +86,7 @@ def _priest(s: MatchState, me: int, t: int | None, guess: int | None,
             data: dict[str, Any]) -> bool:
     emit(s, "play", data)
     if t is not None:
-        emit(s, "priest_saw", {"seat": me, "target": t, "card": NAMES[s.hands[t][0]],
+        emit(s, "priest_saw", {"seat": me, "target": t, "card": _NAMES[s.hands[t][0]],
                                "turn": s.turn_no}, (me,))
     return False
 
@@ -93,13 +98,13 @@ def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
         emit(s, "play", data)
         return False
     mine, theirs = s.hands[me][0], s.hands[t][0]
-    values = RULESETS[s.ruleset].values
+    values = _RULESETS[s.ruleset].values
     vm, vt = values[mine], values[theirs]
     loser = t if vm > vt else me if vt > vm else None
     data["loser"] = loser
     emit(s, "play", data)
-    emit(s, "baron_compared", {"seat": me, "target": t, "card": NAMES[mine],
-                               "target_card": NAMES[theirs], "turn": s.turn_no}, (me, t))
+    emit(s, "baron_compared", {"seat": me, "target": t, "card": _NAMES[mine],
+                               "target_card": _NAMES[theirs], "turn": s.turn_no}, (me, t))
     if loser is not None:
         eliminate(s, loser, "baron")
     return False
@@ -122,10 +127,10 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
     hand = s.hands[t]
     discarded = hand.pop()
     s.discards[t].append(discarded)
-    data["discarded"] = NAMES[discarded]
-    if CARDS[Card(discarded)].fatal:
+    data["discarded"] = _NAMES[discarded]
+    if _FATAL[discarded]:
         emit(s, "play", data)
-        eliminate(s, t, NAMES[discarded])
+        eliminate(s, t, _NAMES[discarded])
         return False
     if s.deck:
         new = s.deck.pop(0)
@@ -135,7 +140,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
         data["drew_from"] = "set_aside"
     hand.append(new)
     emit(s, "play", data)
-    emit(s, "prince_drew", {"seat": t, "by": me, "card": NAMES[new], "turn": s.turn_no}, (t,))
+    emit(s, "prince_drew", {"seat": t, "by": me, "card": _NAMES[new], "turn": s.turn_no}, (t,))
     return False
 
 
@@ -143,7 +148,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
 def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
                 data: dict[str, Any]) -> bool:
     emit(s, "play", data)
-    n = min(CARDS[Card.CHANCELLOR].draws, len(s.deck))
+    n = min(_CHANCELLOR_DRAWS, len(s.deck))
     data["drew"] = n  # the play event shares this dict: it shows how many were drawn
     if not n:
         return False
@@ -152,7 +157,7 @@ def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
     s.hands[me].extend(drawn)
     s.phase = PHASE_CHANCELLOR
     emit(s, "chancellor_drew", {"seat": me, "turn": s.turn_no,
-                                "cards": [NAMES[c] for c in drawn]}, (me,))
+                                "cards": [_NAMES[c] for c in drawn]}, (me,))
     return True
 
 
@@ -164,8 +169,8 @@ def _king(s: MatchState, me: int, t: int | None, guess: int | None,
         hands = s.hands
         mine, theirs = hands[me][0], hands[t][0]
         hands[me], hands[t] = hands[t], hands[me]
-        emit(s, "king_swapped", {"seat": me, "target": t, "gave": NAMES[mine],
-                                 "received": NAMES[theirs], "turn": s.turn_no}, (me, t))
+        emit(s, "king_swapped", {"seat": me, "target": t, "gave": _NAMES[mine],
+                                 "received": _NAMES[theirs], "turn": s.turn_no}, (me, t))
     return False
 
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import secrets
 from collections import Counter
 from collections.abc import Sequence
-from random import Random
 
 from .cards import BY_NAME, NAMES, Card, Ruleset, get_ruleset
 from .errors import InvalidOptions
-from .rules import MAX_TOKENS_TO_WIN, TWO_PLAYER_SETUPS, start_round
+from .rules import MAX_TOKENS_TO_WIN, TWO_PLAYER_SETUPS, randbelow, start_round
 from .state import MatchState
 
 _N_CARDS = len(NAMES)
@@ -64,7 +63,7 @@ def new_match(
         tokens=[0] * players, forfeited=[False] * players, timeouts=[0] * players,
     )
     if first_seat is None:
-        first_seat = Random(f"{s.seed}:first").randrange(players)
+        first_seat = randbelow(f"{s.seed}:first", players)  # Random(...).randrange(players)
     s.round_first = first_seat
     start_round(s)
     return s

@@ -21,11 +21,13 @@ Action(type='play', card=1, target=1, guess=3, keep=None, bottom=None)]
 
 from __future__ import annotations
 
+from _random import Random as _MersenneTwister
 from collections import Counter
 from collections.abc import Mapping
+from hashlib import sha512
 from itertools import permutations
 from random import Random
-from typing import Any
+from typing import Any, Final
 
 from .actions import CHANCELLOR_RETURN, PLAY, Action
 from .cards import CARDS, NAMES, RULESETS, Card, Ruleset, Target
@@ -45,43 +47,79 @@ TWO_PLAYER_SETUPS = ("three-up", "three-down-one-up")
 #: ``tokens_to_win`` may be set from 1 to this (the ruleset's table is the default).
 MAX_TOKENS_TO_WIN = 20
 
-_new = tuple.__new__  # builds an Event without the namedtuple's Python-level __new__ (hot path)
-_N_CARDS = len(NAMES)
+# Module constants are Final: the compiled build keeps them in C variables instead of looking
+# each one up in the module's dict at every use.
+_new: Final = tuple.__new__  # an Event without the namedtuple's Python-level __new__ (hot path)
+_N_CARDS: Final = len(NAMES)
+if _N_CARDS > 256:  # _legal packs two card ids into 8 bits each
+    raise ImportError("more than 256 cards: widen the legal-actions key in rules._legal")
 
 # Per card id, from the table (tuples indexed by id: the hot paths read them, not the specs).
-_TARGET: tuple[Target, ...] = tuple(CARDS[c].target for c in Card)
-_GUESSES: tuple[bool, ...] = tuple(CARDS[c].guesses for c in Card)
-_FORCED_WITH: tuple[frozenset[int], ...] = tuple(
+_TARGET: Final[tuple[Target, ...]] = tuple(CARDS[c].target for c in Card)
+_GUESSES: Final[tuple[bool, ...]] = tuple(CARDS[c].guesses for c in Card)
+_FORCED_WITH: Final[tuple[frozenset[int], ...]] = tuple(
     frozenset(int(x) for x in CARDS[c].forced_with) for c in Card)
-_FATAL: tuple[bool, ...] = tuple(CARDS[c].fatal for c in Card)
-_EFFECT = tuple(EFFECTS[int(c)] for c in Card)
-_CARD_TYPES = frozenset({int, Card})
-_TARGET_TYPES = frozenset({int, type(None)})
-_GUESS_TYPES = frozenset({int, Card, type(None)})
-_BONUS: tuple[int, ...] = tuple(int(c) for c in Card if CARDS[c].bonus)
+_FATAL: Final[tuple[bool, ...]] = tuple(CARDS[c].fatal for c in Card)
+_EFFECT: Final = tuple(EFFECTS[int(c)] for c in Card)
+_CARD_TYPES: Final = frozenset({int, Card})
+_TARGET_TYPES: Final = frozenset({int, type(None)})
+_GUESS_TYPES: Final = frozenset({int, Card, type(None)})
+_BONUS: Final[tuple[int, ...]] = tuple(int(c) for c in Card if CARDS[c].bonus)
+_NAMES: Final = NAMES
+_RULESETS: Final = RULESETS
 
 
 # --------------------------------------------------------------------------- setup
 
 
 # (i, i + 1, bit length of i + 1) for i from size - 1 down to 1: the steps of random.shuffle
-_SHUFFLE_STEPS: dict[int, tuple[tuple[int, int, int], ...]] = {}
+_SHUFFLE_STEPS: Final[dict[int, tuple[tuple[int, int, int], ...]]] = {}
+
+
+def seeded(seed: str) -> _MersenneTwister:
+    """The generator ``Random(seed)`` starts from, seeded as ``Random.seed`` seeds from a string
+    (version 2: the text and its SHA-512 as one integer) straight on the C generator: the two
+    Python-level calls of ``Random(seed)`` cost about as much as the seeding itself."""
+    raw = seed.encode()
+    return _MersenneTwister(int.from_bytes(raw + sha512(raw).digest(), "big"))
+
+
+def randbelow(seed: str, n: int) -> int:
+    """``Random(seed).randrange(n)`` (``n > 0``), the same draw; ``seq[randbelow(seed,
+    len(seq))]`` is ``Random(seed).choice(seq)``.
+
+    >>> all(randbelow(f"m:{i}", n) == Random(f"m:{i}").randrange(n)
+    ...     == Random(f"m:{i}").choice(range(n)) for i in range(50) for n in (1, 2, 3, 4, 6))
+    True
+    """
+    bits = seeded(seed).getrandbits
+    k = n.bit_length()  # as random.Random._randbelow_with_getrandbits (Python 3.11)
+    r = bits(k)
+    while r >= n:
+        r = bits(k)
+    return r
 
 
 def shuffled(deck: list[int], seed: str) -> list[int]:
     """``Random(seed).shuffle(deck)``, the same draws in the same order (so every stored seed
     replays identically), written out: the library's ``shuffle`` calls ``_randbelow`` once per
-    card, and the calls cost a fifth of a short 2-player round.
+    card, and the calls cost a fifth of a short 2-player round. The generator is
+    :func:`seeded`'s.
 
     >>> deck = list(range(21)); other = deck[:]; Random("s:3").shuffle(other)
     >>> shuffled(deck, "s:3") == other
+    True
+    >>> def library(seed, n):
+    ...     d = list(range(n)); Random(seed).shuffle(d); return d
+    >>> all(shuffled(list(range(n)), s) == library(s, n)
+    ...     for s in ("x:1", "\u00e9t\u00e9:2", "", "9" * 300) for n in (2, 16, 21))
     True
     """
     steps = _SHUFFLE_STEPS.get(len(deck))
     if steps is None:
         steps = _SHUFFLE_STEPS[len(deck)] = tuple(
             (i, i + 1, (i + 1).bit_length()) for i in reversed(range(1, len(deck))))
-    bits = Random(seed).getrandbits
+    bits = seeded(seed).getrandbits
     for i, n, k in steps:
         j = bits(k)
         while j >= n:
@@ -91,7 +129,7 @@ def shuffled(deck: list[int], seed: str) -> list[int]:
 
 
 def start_round(s: MatchState) -> None:
-    rs = RULESETS[s.ruleset]
+    rs = _RULESETS[s.ruleset]
     s.round += 1
     if s.round == 1 and s.deck_order is not None:
         deck = s.deck_order[:]
@@ -101,7 +139,7 @@ def start_round(s: MatchState) -> None:
     events = s.events
     s.round_start_seq = len(events)
     # The shuffled order, for the record only: nobody sees it while the match runs (R31).
-    emit(s, "deck", {"deck": [NAMES[c] for c in deck]}, ())
+    emit(s, "deck", {"deck": [_NAMES[c] for c in deck]}, ())
     s.aside = [deck[0]]
     if n == 2:
         if s.two_player_setup == "three-up":
@@ -130,11 +168,11 @@ def start_round(s: MatchState) -> None:
     s.turn_no = 0
     s.phase = PHASE_PLAY
     rnd = s.round
-    emit(s, "round_start", {"first": first, "face_up": [NAMES[c] for c in s.face_up],
+    emit(s, "round_start", {"first": first, "face_up": [_NAMES[c] for c in s.face_up],
                             "deck_count": len(deck), "tokens": s.tokens[:]})
     for seat in dealt:
         events.append(_new(Event, (len(events), rnd, "dealt",
-                                   {"seat": seat, "card": NAMES[hands[seat][0]]}, (seat,))))
+                                   {"seat": seat, "card": _NAMES[hands[seat][0]]}, (seat,))))
     _start_turn(s, first)
 
 
@@ -149,18 +187,22 @@ def _start_turn(s: MatchState, seat: int) -> None:
     rnd = s.round
     events.append(_new(Event, (len(events), rnd, "turn",
                                {"seat": seat, "turn": s.turn_no, "deck_count": len(deck)}, None)))
-    events.append(_new(Event, (len(events), rnd, "drew", {"seat": seat, "card": NAMES[card]},
+    events.append(_new(Event, (len(events), rnd, "drew", {"seat": seat, "card": _NAMES[card]},
                                (seat,))))
 
 
 # --------------------------------------------------------------------------- legal actions
 
-# key -> (actions, {action: the same action}, wire dicts, {card: its actions}). The key is
-# everything legality depends on: the ruleset, the seat, the hand (sorted) and the seats it may
-# target (R9, R15, R20a); it repeats across states and matches, so a hit skips building lists.
+# The legal actions of a turn: (actions, {action: the same action}, wire dicts, {card: its
+# actions}). They depend only on the ruleset, the seat, the hand and the seats it may target
+# (R9, R15, R20a), which repeat across states and matches: a cache hit skips building lists.
 _Legal = tuple[tuple[Action, ...], dict[Action, Action], tuple[dict[str, Any], ...],
                dict[int, tuple[Action, ...]]]
-_LEGAL_CACHE: dict[tuple[Any, ...], _Legal] = {}
+# ruleset name -> {seat | low card << 8 | high card << 16 | targets bitmask << 24: legal}; an
+# int key hashes for free, where a tuple of the same facts cost a tenth of a turn.
+_PLAY_CACHE: Final[dict[str, dict[int, _Legal]]] = {}
+_RETURN_CACHE: Final[dict[tuple[int, ...], _Legal]] = {}  # sorted hand -> chancellor returns
+_CACHE_BOUND: Final = 100_000  # custom rulesets and many seats add up: start over past this
 
 
 def _targets(s: MatchState, me: int) -> tuple[int, ...]:
@@ -169,38 +211,52 @@ def _targets(s: MatchState, me: int) -> tuple[int, ...]:
 
 
 def _legal(s: MatchState) -> _Legal:
-    memo = s.legal_memo
     version = len(s.events)
     me = s.turn
     hand = s.hands[me]
     # Current while no event was added and the hand is the same (a search that deals sampled
     # hands into a state in place, without events, still gets fresh answers).
-    if memo is not None and memo[0] == version and memo[1] == hand:
-        return memo[2]  # type: ignore[no-any-return]
+    if s.memo_version == version and s.memo_hand == hand:
+        return s.legal_memo  # type: ignore[no-any-return]
+    hit: _Legal | None
     if s.phase == PHASE_PLAY:
-        a, b = hand
+        lo, hi = hand
+        if lo > hi:
+            lo, hi = hi, lo
         elim, prot = s.eliminated, s.protected
-        targets = tuple([i for i in range(s.players) if i != me and not elim[i] and not prot[i]])
-        key: tuple[Any, ...] = (s.ruleset, me, a, b, targets) if a <= b else \
-            (s.ruleset, me, b, a, targets)
+        mask = 0
+        for i in range(s.players):
+            if i != me and not elim[i] and not prot[i]:
+                mask |= 1 << i
+        key = me | lo << 8 | hi << 16 | mask << 24 if me < 256 else -1
+        cache = _PLAY_CACHE.get(s.ruleset)
+        if cache is None or len(cache) > _CACHE_BOUND:
+            cache = _PLAY_CACHE[s.ruleset] = {}
+        hit = cache.get(key) if key >= 0 else None
+        if hit is None:
+            others = tuple([i for i in range(s.players) if mask >> i & 1])
+            hit = _tables(_play_options(_RULESETS[s.ruleset], me, lo, hi, others))
+            if key >= 0:
+                cache[key] = hit
     else:
-        key = (None, tuple(sorted(hand)))
-    hit = _LEGAL_CACHE.get(key)
-    if hit is None:
-        if key[0] is None:
-            acts = _chancellor_options(key[1])
-        else:
-            acts = _play_options(RULESETS[key[0]], me, key[2], key[3], key[4])
-        if len(_LEGAL_CACHE) > 100_000:  # bounded: custom rulesets and 6 seats add up
-            _LEGAL_CACHE.clear()
-        by_card: dict[int, list[Action]] = {}
-        for act in acts:
-            by_card.setdefault(act.card if act.card is not None else act.keep or 0,
-                               []).append(act)
-        hit = _LEGAL_CACHE[key] = (acts, {x: x for x in acts}, tuple(x.to_dict() for x in acts),
-                                   {c: tuple(v) for c, v in by_card.items()})
-    s.legal_memo = (version, hand[:], hit)
+        held = tuple(sorted(hand))
+        hit = _RETURN_CACHE.get(held)
+        if hit is None:
+            if len(_RETURN_CACHE) > _CACHE_BOUND:
+                _RETURN_CACHE.clear()
+            hit = _RETURN_CACHE[held] = _tables(_chancellor_options(held))
+    s.memo_version = version
+    s.memo_hand = hand[:]
+    s.legal_memo = hit
     return hit
+
+
+def _tables(acts: tuple[Action, ...]) -> _Legal:
+    by_card: dict[int, list[Action]] = {}
+    for act in acts:
+        by_card.setdefault(act.card if act.card is not None else act.keep or 0, []).append(act)
+    return (acts, {x: x for x in acts}, tuple(x.to_dict() for x in acts),
+            {c: tuple(v) for c, v in by_card.items()})
 
 
 def _play_options(rs: Ruleset, me: int, lo: int, hi: int,
@@ -369,7 +425,7 @@ def apply_inplace(
         hand.remove(card)
         s.discards[me].append(card)
         t = canon.target
-        data: dict[str, Any] = {"seat": me, "card": NAMES[card]}
+        data: dict[str, Any] = {"seat": me, "card": _NAMES[card]}
         if t is not None:
             data["target"] = t
         if timeout:
@@ -393,8 +449,8 @@ def _chancellor_return(s: MatchState, me: int, action: Action, timeout: bool) ->
     if timeout:
         data["timeout"] = True
     emit(s, "chancellor_return", data)
-    emit(s, "chancellor_returned", {"seat": me, "keep": NAMES[keep],
-                                    "bottom": [NAMES[c] for c in bottom],
+    emit(s, "chancellor_returned", {"seat": me, "keep": _NAMES[keep],
+                                    "bottom": [_NAMES[c] for c in bottom],
                                     "turn": s.turn_no}, (me,))
 
 
@@ -413,7 +469,7 @@ def _end_turn(s: MatchState) -> None:
 
 
 def _showdown(s: MatchState) -> list[int]:
-    rs = RULESETS[s.ruleset]
+    rs = _RULESETS[s.ruleset]
     values = rs.values
     alive = [p for p in range(s.players) if not s.eliminated[p]]
     best = max(values[s.hands[p][0]] for p in alive)
@@ -426,7 +482,7 @@ def _showdown(s: MatchState) -> list[int]:
 
 
 def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
-    rs = RULESETS[s.ruleset]
+    rs = _RULESETS[s.ruleset]
     n = s.players
     spy = None
     if rs.spy_bonus:  # R24
@@ -441,8 +497,8 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
         tokens[spy] += 1
     result: RoundResult = {
         "round": s.round, "reason": reason, "winners": winners, "spy_bonus": spy,
-        "hands": [[NAMES[c] for c in h] for h in s.hands],
-        "set_aside": [NAMES[c] for c in s.aside], "tokens": tokens[:],
+        "hands": [[_NAMES[c] for c in h] for h in s.hands],
+        "set_aside": [_NAMES[c] for c in s.aside], "tokens": tokens[:],
     }
     s.rounds.append(result)
     emit(s, "round_end", dict(result))
@@ -460,7 +516,7 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
     if len(candidates) == 1:
         s.round_first = candidates[0]
     else:
-        s.round_first = Random(f"{s.seed}:{s.round}:first").choice(candidates)
+        s.round_first = candidates[randbelow(f"{s.seed}:{s.round}:first", len(candidates))]
     start_round(s)
 
 
@@ -539,7 +595,7 @@ def timeout_action(state: MatchState) -> Action:
     acts = legal_actions(state)
     if not acts:
         raise MatchOver("the match is over")
-    rs = RULESETS[state.ruleset]
+    rs = _RULESETS[state.ruleset]
     values = rs.values
     me = state.turn
     if acts[0].type == CHANCELLOR_RETURN:
@@ -592,32 +648,32 @@ def _explain(s: MatchState, a: Action) -> str:
     """A human reason why ``a`` is not legal now (only built on refusal)."""
     me = s.turn
     hand = s.hands[me]
-    rs = RULESETS[s.ruleset]
+    rs = _RULESETS[s.ruleset]
     if s.phase == PHASE_CHANCELLOR:
         if a.type != CHANCELLOR_RETURN:
             return "you played a chancellor: post a chancellor_return (keep one, bottom the rest)"
-        return (f"keep + bottom must be exactly your hand {[NAMES[c] for c in sorted(hand)]}, "
+        return (f"keep + bottom must be exactly your hand {[_NAMES[c] for c in sorted(hand)]}, "
                 f"each once")
     if a.type != PLAY or a.card is None:
         return "a chancellor_return is only legal right after playing a chancellor"
     card = a.card
     if rs.copies[card] == 0:
-        return f"there is no {NAMES[card]} in ruleset {rs.name}"
+        return f"there is no {_NAMES[card]} in ruleset {rs.name}"
     if card not in hand:
-        return f"you don't hold a {NAMES[card]}; your hand is {[NAMES[c] for c in hand]}"
+        return f"you don't hold a {_NAMES[card]}; your hand is {[_NAMES[c] for c in hand]}"
     for forced in hand:
         partners = _FORCED_WITH[forced] & set(hand)
         if partners and card != forced:
-            return (f"with the {NAMES[forced]} and a "
-                    f"{' or '.join(NAMES[c] for c in sorted(_FORCED_WITH[forced], reverse=True))}"
-                    f" in hand you must play the {NAMES[forced]} (R11)")
+            return (f"with the {_NAMES[forced]} and a "
+                    f"{' or '.join(_NAMES[c] for c in sorted(_FORCED_WITH[forced], reverse=True))}"
+                    f" in hand you must play the {_NAMES[forced]} (R11)")
     others = _targets(s, me)
     kind = _TARGET[card]
     if kind is not Target.NONE:
         valid = others + (me,) if kind is Target.ANY else others
         if a.target is None:
             if valid:
-                return f"the {NAMES[card]} needs a target: one of {list(valid)}"
+                return f"the {_NAMES[card]} needs a target: one of {list(valid)}"
         elif a.target not in valid:
             if not 0 <= a.target < s.players:
                 return f"no seat {a.target} in this match"
@@ -630,15 +686,15 @@ def _explain(s: MatchState, a: Action) -> str:
         elif not valid and a.target is not None:
             return "every other player is protected or out: play it without a target (R20a)"
     elif a.target is not None:
-        return f"the {NAMES[card]} takes no target"
+        return f"the {_NAMES[card]} takes no target"
     if _GUESSES[card] and a.target is not None:
         if a.guess is None:
-            return f"a {NAMES[card]} needs a guess"
+            return f"a {_NAMES[card]} needs a guess"
         if _GUESSES[a.guess]:
-            return f"a {NAMES[card]} can't name the {NAMES[a.guess]} (R12)"
+            return f"a {_NAMES[card]} can't name the {_NAMES[a.guess]} (R12)"
         if rs.copies[a.guess] == 0:
-            return f"there is no {NAMES[a.guess]} in ruleset {rs.name} to name"
+            return f"there is no {_NAMES[a.guess]} in ruleset {rs.name} to name"
     elif a.guess is not None:
-        return f"only a {' or '.join(NAMES[c] for c in Card if _GUESSES[c])} with a target " \
+        return f"only a {' or '.join(_NAMES[c] for c in Card if _GUESSES[c])} with a target " \
                f"takes a guess"
     return "that action is not legal now"

@@ -80,10 +80,13 @@ class MatchState:
     round_start_seq: int = 0  # seq of the first event of this round
     rounds: list[RoundResult] = field(default_factory=list)  # one result per finished round
     events: list[Event] = field(default_factory=list)
-    # The legal actions of the current turn, memoized by ``rules`` as (version, hand, result):
-    # every change the engine makes adds events, so the version (and the hand, for searches
-    # that deal sampled cards in place) says whether it is current. Not part of the state: no
-    # JSON, no equality, not cloned.
+    # The legal actions of the current turn, memoized by ``rules`` with the version and the hand
+    # they were computed for: every change the engine makes adds events, so the version (and the
+    # hand, for searches that deal sampled cards in place) says whether it is current. Not part
+    # of the state: no JSON, no equality, not cloned. Three typed fields, not one tuple: the
+    # compiled build reads them as C struct fields.
+    memo_version: int = field(default=-1, init=False, repr=False, compare=False)
+    memo_hand: list[int] = field(default_factory=list, init=False, repr=False, compare=False)
     legal_memo: Any = field(default=None, init=False, repr=False, compare=False)
 
     def clone(self) -> MatchState:
@@ -141,4 +144,5 @@ class MatchState:
         return cls.from_dict(data)
 
 
-_FIELDS = tuple(f for f in MatchState.__dataclass_fields__ if f not in ("events", "legal_memo"))
+_FIELDS = tuple(f for f in MatchState.__dataclass_fields__
+                if f not in ("events", "memo_version", "memo_hand", "legal_memo"))
