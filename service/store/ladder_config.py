@@ -14,6 +14,8 @@ from typing import Any
 PRESENCE_WINDOW_S = 5
 BENCH_AFTER = 3  # consecutive ladder matches with a timeout or forfeit before benching
 PROVISIONAL_GAMES = 10  # the leaderboard marks a bot provisional below this many games
+#: by default an exact rematch waits this many scheduling intervals for other bots to come free
+REMATCH_HOLD_PASSES = 2
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,12 @@ class LadderConfig:
     is scheduled only if it polled within this many seconds; ``bench_after``: consecutive
     ladder matches with a timeout or forfeit that bench a bot (until it polls again);
     ``provisional_games``: games before a bot's rating stops being marked provisional;
-    ``humans``: whether people (players of kind ``human``) may enter (default: no)."""
+    ``humans``: whether people (players of kind ``human``) may enter (default: no);
+    ``rematch_hold_s``: how long a table that is exactly a bot's previous table waits for other
+    bots to come free (default: two scheduling intervals). With eight bots on four-seat tables,
+    one table often finishes while the other plays on: with no wait, a third of the tables
+    repeat the previous one; a wait about as long as a match brings that near zero, at the cost
+    of idle bots waiting that long."""
 
     name: str
     ruleset: str
@@ -36,6 +43,16 @@ class LadderConfig:
     bench_after: int = BENCH_AFTER
     provisional_games: int = PROVISIONAL_GAMES
     humans: bool = False  # whether players registered as kind "human" may enter
+    rematch_hold_s: int | None = None  # None: REMATCH_HOLD_PASSES scheduling intervals
+
+    @property
+    def rematch_hold(self) -> int:
+        """How long (s) an exact rematch waits for other bots to come free."""
+        if self.rematch_hold_s is not None:
+            return self.rematch_hold_s
+        return REMATCH_HOLD_PASSES * self.interval_s
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["rematch_hold_s"] = self.rematch_hold
+        return out

@@ -15,8 +15,8 @@ The rules (one scheduling pass, ``ladders.form_matches``, calls :func:`plan_tabl
   pairings vary), and a penalty for anyone who sat at its last table (or at the last table of a
   bot already chosen): a rematch happens only when nothing else is free.
 - Rematches wait: a table that is exactly the seed's previous table is held back (its bots stay
-  free) while other present bots are still playing and may come free, for at most
-  ``REMATCH_HOLD_PASSES`` passes after its bots finished. Without this, bots that finish
+  free) while other present bots are still playing and may come free, for at most the ladder's
+  ``rematch_hold_s`` after its bots finished (two scheduling intervals by default). Without this, bots that finish
   together (the two of a duel, the four of a table) were the whole pool of the next pass and
   were seated together again: a quarter of all duels and a third of all tables were immediate
   rematches among eight bots.
@@ -34,7 +34,7 @@ import itertools
 import random
 import time
 
-from .ladder_config import LadderConfig
+from .ladder_config import REMATCH_HOLD_PASSES, LadderConfig
 from .rating import MODEL, RECENT_HALF_LIFE_S, Record
 
 __all__ = ["NOISE", "RECENT_HALF_LIFE_S", "REMATCH_HOLD_PASSES", "REPEAT_PENALTY", "WINDOW",
@@ -46,8 +46,6 @@ REPEAT_PENALTY = 2 * MODEL.sigma
 NOISE = MODEL.sigma / 2
 #: candidates looked at on each side of a seed (in mu order) per seat to fill
 WINDOW = 8
-#: a rematch waits at most this many scheduling intervals for other bots to come free
-REMATCH_HOLD_PASSES = 2
 
 
 _PERMUTATIONS: dict[int, list[tuple[int, ...]]] = {}

@@ -125,7 +125,7 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
             if int(a or 0) < lad.max_concurrent:
                 pool.append(p)
         # Rematches wait only while other present bots are busy (they may come free).
-        hold = ladder_planner.REMATCH_HOLD_PASSES * lad.interval_s if present > len(pool) else 0.0
+        hold = float(lad.rematch_hold) if present > len(pool) else 0.0
         tables = ladder_planner.plan_tables(lad, pool, recs, rng, now=now, hold_s=hold)
         return _create(r, lad, tables)
     finally:

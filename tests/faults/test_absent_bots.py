@@ -26,16 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 from llsdk import Bot, Client
 from llsdk.cli import load_bot
 
 from service.store import keys
 from service.store.docs import FINISHED, MatchDoc
 from tests.support import venv_executable
-from tests.support.redis_proc import RedisProcess
-from tests.support.rqproc import RqCron, RqWorker
-from tests.support.server import ApiServer
+from tests.support.stack import WholeStack, running_stack, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -51,26 +48,7 @@ ENV = {"LADDERS": json.dumps(LADDERS), "LADDER_INTERVAL_S": "1",
        "LADDER_TURN_TIMEOUT_S": str(T), "ENQUEUE_JOBS": "1", "RECOVERY_INTERVAL_S": "2"}
 
 
-class Stack:
-    def __init__(self, rp: RedisProcess) -> None:
-        self.rp = rp
-        self.api = ApiServer(rp.url, workers=2, env=ENV)
-        self.worker = RqWorker(rp.url, env=ENV)
-        self.cron = RqCron(rp.url, env=ENV)
-        self.r = rp.client()
-        self.http = requests.Session()
-        self.http.trust_env = False
-
-    @property
-    def url(self) -> str:
-        return self.api.url
-
-    def get(self, path: str, token: str | None = None) -> Any:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        resp = self.http.get(self.url + path, timeout=15, headers=headers)
-        assert resp.status_code == 200, (path, resp.status_code, resp.text[:500])
-        return resp.json()
-
+class Stack(WholeStack):
     def row(self, ladder: str, pid: str) -> dict[str, Any]:
         """The bot's leaderboard row (a bare one while it has neither entered nor played)."""
         rows = self.get(f"/v1/ladders/{ladder}")["leaderboard"]
@@ -78,35 +56,11 @@ class Stack:
                     {"player_id": pid, "games": 0, "entered": False, "present": False,
                      "active_matches": 0, "benched": False})
 
-    def register(self, name: str) -> tuple[str, str]:
-        reg = Client(self.url).players.register(name)
-        return reg.id, reg.token or ""
-
-    def ladder_matches(self, ladder: str, pid: str) -> list[MatchDoc]:
-        ids = [m.decode() for m in self.r.zrange(keys.player_matches(pid), 0, -1)]
-        docs = [MatchDoc.from_json(raw) for raw in self.r.mget(
-            [keys.match(m) for m in ids]) if raw is not None] if ids else []
-        return sorted((d for d in docs if d.ladder == ladder), key=lambda d: d.created_at)
-
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
-    with RedisProcess() as rp:
-        s = Stack(rp)
-        try:
-            s.api.start()
-            s.worker.start()
-            s.cron.start()
-            yield s
-            logs = {"api": s.api.log_text(), "worker": s.worker.log_text(),
-                    "cron": s.cron.log_text()}
-        finally:
-            s.cron.close()
-            s.worker.close()
-            s.api.close()
-            s.r.close()
-        for name, log in logs.items():
-            assert "Traceback" not in log, f"{name} logged an error:\n{log[-6000:]}"
+    with running_stack(ENV, cls=Stack) as s:
+        yield s
 
 
 class BotThread:
@@ -143,17 +97,6 @@ def llsdk_play(stack: Stack, token: str, ladder: str, log: Path) -> subprocess.P
             [venv_executable("llsdk"), "play", str(REPO / "examples" / "bots" / "random_bot.py"),
              "--ladder", ladder, "--poll-wait", "25"],
             cwd=REPO, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def wait_for(what: str, check: Any, timeout: float, every: float = 0.2) -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
 
 
 def play_then_idle(stack: Stack, ladder: str, pid: str, proc: subprocess.Popen[bytes],

@@ -28,12 +28,9 @@ import requests
 from llsdk import Action, Bot, Client, View
 from rq.registry import FinishedJobRegistry
 
-from service.store import clock, keys
+from service.store import clock
 from service.store.docs import FINISHED, MatchDoc
-from tests.support.housebots import HouseBots
-from tests.support.redis_proc import RedisProcess
-from tests.support.rqproc import RqCron, RqWorker
-from tests.support.server import ApiServer
+from tests.support.stack import WholeStack, running_stack, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -123,64 +120,10 @@ class Probe:
         return [s for s in self.seen if start <= s[0] <= end]
 
 
-class Stack:
-    def __init__(self) -> None:
-        self.rp = RedisProcess(persistent=True).start()
-        self.api = ApiServer(self.rp.url, workers=2, env=ENV)
-        self.worker = RqWorker(self.rp.url, env=ENV)
-        self.cron = RqCron(self.rp.url, env=ENV)
-        self.r = self.rp.client()
-        self.house: HouseBots | None = None
-
-    def start(self) -> Stack:
-        self.api.start()
-        self.worker.start()
-        self.cron.start()
-        self.house = HouseBots(self.api.url, self.rp.url).start()
-        return self
-
-    def logs(self) -> dict[str, str]:
-        out = {"api": self.api.log_text(), "worker": self.worker.log_text(),
-               "cron": self.cron.log_text()}
-        if self.house is not None:
-            out["house-bots"] = self.house.log_text()
-        return out
-
-    def close(self) -> None:
-        if self.house is not None:
-            self.house.close()
-        self.cron.close()
-        self.worker.close()
-        self.api.close()
-        self.r.close()
-        self.rp.stop()
-
-    def load(self, mid: str) -> MatchDoc:
-        return MatchDoc.from_json(self.r.get(keys.match(mid)))
-
-
 @pytest.fixture
-def stack() -> Iterator[Stack]:
-    s = Stack()
-    try:
-        s.start()
+def stack() -> Iterator[WholeStack]:
+    with running_stack(ENV, persistent=True, house_bots=True) as s:
         yield s
-        logs = s.logs()
-    finally:
-        s.close()
-    for name, log in logs.items():
-        assert "Traceback" not in log, f"{name} logged an error:\n{log[-6000:]}"
-
-
-def wait_for(what: str, check: Any, timeout: float, every: float = 0.2) -> Any:
-    end = time.monotonic() + timeout
-    while True:
-        got = check()
-        if got:
-            return got
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
 
 
 def timeouts_of(doc: MatchDoc) -> list[dict[str, Any]]:
@@ -210,7 +153,7 @@ def idle_match(url: str) -> tuple[str, Client]:
     return mid, idle
 
 
-def check_played_out(s: Stack, ids: list[str]) -> None:
+def check_played_out(s: WholeStack, ids: list[str]) -> None:
     def finished() -> bool:
         return all(s.load(m).status == FINISHED for m in ids)
 
@@ -224,7 +167,7 @@ def check_played_out(s: Stack, ids: list[str]) -> None:
         assert end.type == "match_end" and end.data["reason"] != "forfeit", end
 
 
-def first_timeout_at(s: Stack, mid: str) -> float:
+def first_timeout_at(s: WholeStack, mid: str) -> float:
     """When (wall clock) the idle match's first timeout was applied."""
     def applied() -> float | None:
         doc = s.load(mid)
@@ -244,7 +187,7 @@ def outage_probe_checks(probe: Probe, down: float, up: float) -> None:
     assert 500 not in statuses and 0 not in statuses, statuses
 
 
-def test_a_redis_outage_charges_no_turn_and_every_process_reconnects(stack: Stack) -> None:
+def test_a_redis_outage_charges_no_turn_and_every_process_reconnects(stack: WholeStack) -> None:
     s = stack
     bots = [BotThread(s.api.url, f"bot{i}") for i in range(2 * MATCHES)]
     try:
@@ -289,7 +232,7 @@ def test_a_redis_outage_charges_no_turn_and_every_process_reconnects(stack: Stac
 
 
 @pytest.mark.parametrize("what", ["api", "worker"])
-def test_every_api_process_or_every_worker_down_for_longer_than_a_turn(stack: Stack,
+def test_every_api_process_or_every_worker_down_for_longer_than_a_turn(stack: WholeStack,
                                                                       what: str) -> None:
     s = stack
     bots = [BotThread(s.api.url, f"bot{i}") for i in range(2 * MATCHES)]
@@ -317,7 +260,7 @@ def test_every_api_process_or_every_worker_down_for_longer_than_a_turn(stack: St
             b.close()
 
 
-def test_the_api_answers_503_json_while_redis_is_down(stack: Stack) -> None:
+def test_the_api_answers_503_json_while_redis_is_down(stack: WholeStack) -> None:
     """Every kind of request, authenticated or not, reading or writing, long-polls included."""
     s = stack
     c = Client(s.api.url)

@@ -20,3 +20,12 @@ def venv_executable(name: str) -> str:
     if not found:
         raise RuntimeError(f"{name} is not installed next to the running Python")
     return found
+
+
+def read_log(path: str) -> str:
+    """A process's whole log, or "" while it has written none (its file does not exist yet)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.support import REPO, read_log
 
 
 class HouseBots:
@@ -36,11 +36,7 @@ class HouseBots:
         return self.proc is not None and self.proc.poll() is None
 
     def log_text(self) -> str:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read_log(self.log_path)
 
     def close(self) -> None:
         proc, self.proc = self.proc, None

@@ -26,7 +26,7 @@ from types import TracebackType
 import redis
 
 from service.store.queues import QUEUES
-from tests.support import venv_executable
+from tests.support import read_log, venv_executable
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER_CLASS = "service.jobs.worker.DeadlineWorker"
@@ -114,11 +114,7 @@ class RqProcess:
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def log_text(self) -> str:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read_log(self.log_path)
 
     def __enter__(self) -> RqProcess:
         return self.start()

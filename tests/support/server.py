@@ -29,7 +29,7 @@ from types import TracebackType
 
 import requests
 
-from tests.support import venv_executable
+from tests.support import read_log, venv_executable
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -241,11 +241,7 @@ class ApiServer:
             return "(no log)"
 
     def log_text(self) -> str:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read_log(self.log_path)
 
     def __enter__(self) -> ApiServer:
         try:

@@ -45,6 +45,9 @@ class LadderSchema(ma.Schema):
     provisional_games = f.Integer(metadata={"description": "games before a rating stops being "
                                                            "provisional"})
     humans = f.Boolean(metadata={"description": "whether people (kind human) may enter"})
+    rematch_hold_s = f.Integer(metadata={"description": "how long (s) a table that is exactly a "
+                                                        "bot's previous table waits for other "
+                                                        "bots to come free"})
     entries = f.Integer()
 
 
