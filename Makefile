@@ -79,11 +79,13 @@ typecheck: $(STAMP)
 
 # The suite runs on TEST_WORKERS pytest-xdist processes: most tests wait on servers, sockets and
 # turn clocks rather than the CPU, so 4 workers on 2 cores took the suite from about 15 min to
-# about 8 (each worker starts its own private Redis and API servers; nothing is shared).
+# about 8 (each worker starts its own private Redis and API servers; nothing is shared). Whole
+# modules go to one worker (loadscope), so a module's fixtures (a league of bots, a whole stack)
+# start once, as they would in one process.
 # TEST_WORKERS=0 runs it in this one process (e.g. with -x or pdb).
 TEST_WORKERS ?= 4
 test: lint imports typecheck browser bottools engine redis
-	$(VPY) -m pytest -n $(TEST_WORKERS) --durations=15
+	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=15
 
 # Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
 # /usr/bin/chromium is missing and apt-get exists (as root, or with password-less sudo). If it
