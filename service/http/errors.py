@@ -13,6 +13,12 @@ from typing import Any
 import marshmallow as ma
 import redis
 from flask import Flask, Response, current_app, json, request
+from redis.exceptions import (
+    ClusterDownError,
+    CrossSlotTransactionError,
+    RedisClusterException,
+    TryAgainError,
+)
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..engine import EngineError
@@ -178,9 +184,19 @@ def register(app: Flask) -> None:
     def _http(e: HTTPException) -> Response:
         return _from_http(e)
 
+    @app.errorhandler(RedisClusterException)
+    def _cluster(e: RedisClusterException) -> Response:
+        # A Redis Cluster that can't be reached or whose slots are moving (a failover) is
+        # down for a moment; a transaction that spans slots is a bug (a 500), never "retry".
+        if isinstance(e, CrossSlotTransactionError):
+            return _unexpected(e)
+        return _redis_down(e)
+
     @app.errorhandler(redis.ConnectionError)
     @app.errorhandler(redis.TimeoutError)
-    def _redis_down(e: redis.RedisError) -> Response:
+    @app.errorhandler(ClusterDownError)
+    @app.errorhandler(TryAgainError)
+    def _redis_down(e: Exception) -> Response:
         # Redis restarting or unreachable (BusyLoadingError, a ConnectionError, while it loads
         # its data): nothing was changed (every change is one transaction), so the request can
         # simply be repeated. The turn clock stands still meanwhile (store/clock.py).

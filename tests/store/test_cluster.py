@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 import redis
 from redis.cluster import RedisCluster as StockCluster
-from redis.exceptions import RedisClusterException
+from redis.exceptions import (
+    ClusterDownError,
+    CrossSlotTransactionError,
+    RedisClusterException,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 
 from service import engine
 from service.realtime.notify import Notifier
@@ -198,3 +204,29 @@ def test_queue_redis_rules() -> None:
         cluster.queue_url(clustered, clustered)
     with pytest.raises(cluster.ConfigError, match="only when REDIS_URL"):
         cluster.queue_url(single, other)
+
+
+@pytest.mark.parametrize(("error", "status"), [
+    (ClusterDownError("CLUSTERDOWN The cluster is down"), 503),
+    (TryAgainError("TRYAGAIN resharding"), 503),
+    (SlotNotCoveredError("slot 42 is not covered"), 503),
+    (CrossSlotTransactionError("keys of two slots"), 500),
+])
+def test_a_cluster_failing_over_is_a_503_and_a_slot_bug_a_500(
+        redis_cluster: ClusterStack, monkeypatch: pytest.MonkeyPatch, error: Exception,
+        status: int) -> None:
+    from service.config import Config
+    from service.http.app import create_app
+
+    app = create_app(Config(redis_url=redis_cluster.url, queue_redis_url=redis_cluster.queue_url,
+                            rate_limits_enabled=False))
+
+    def fail(*_: Any, **__: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(players, "register", fail)
+    resp = app.test_client().post("/v1/players", json={"name": "failover"})
+    assert resp.status_code == status
+    body = resp.get_json()
+    assert body["code"] == ("service_unavailable" if status == 503 else "internal_error")
+    assert (resp.headers.get("Retry-After") is not None) == (status == 503)

@@ -6,6 +6,7 @@ from typing import Any
 
 import redis
 from flask.views import MethodView
+from redis.exceptions import RedisClusterException
 
 from ..params import Blueprint
 from .common import json_response, store
@@ -29,7 +30,7 @@ class Ready(MethodView):
         """Readiness: Redis answers."""
         try:
             store().ping()
-        except redis.RedisError as e:
+        except (redis.RedisError, RedisClusterException) as e:
             return json_response({"status": 503, "code": "service_unavailable",
                                   "message": f"redis: {e}"}, 503, {"Retry-After": "1"})
         return json_response({"status": "ok"})
