@@ -114,15 +114,30 @@ class RedisCluster:
                 self._spawn(port)
             for port in self.ports:
                 self._wait_ping(port)
-            subprocess.run(
-                [self.cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
-                 "--cluster-replicas", str(self.replicas), "--cluster-yes"],
-                check=True, capture_output=True, timeout=self.startup_timeout)
+            if self.masters < 3 and not self.replicas:
+                self._create_small()  # redis-cli --cluster create wants 3 masters at least
+            else:
+                self._create()
             self.wait_ok()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _create_small(self) -> None:
+        """One or two masters (bench/scale.py's 1-master figures): the slots split by hand."""
+        per = 16384 // self.masters
+        for i, port in enumerate(self.ports):
+            last = 16383 if i == self.masters - 1 else (i + 1) * per - 1
+            self.node(port).execute_command("CLUSTER", "ADDSLOTSRANGE", i * per, last)
+        for port in self.ports[1:]:
+            self.node(self.ports[0]).execute_command("CLUSTER", "MEET", "127.0.0.1", port)
+
+    def _create(self) -> None:
+        subprocess.run(
+            [self.cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
+             "--cluster-replicas", str(self.replicas), "--cluster-yes"],
+            check=True, capture_output=True, timeout=self.startup_timeout)
 
     def _spawn(self, port: int) -> None:
         assert self.tmpdir is not None
