@@ -36,7 +36,7 @@ from rq.job import Job
 from service.config import LadderConfig
 from service.http import views
 from service.jobs import ladder as ladder_jobs
-from service.store import ladders, matches, players, presence, queues
+from service.store import keys, ladders, matches, players, presence, queues
 from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from service.store.errors import StoreError
 from tests.support.stack import WholeStack, running_stack, wait_for
