@@ -67,6 +67,8 @@ _GUESS_TYPES: Final = frozenset({int, Card, type(None)})
 _BONUS: Final[tuple[int, ...]] = tuple(int(c) for c in Card if CARDS[c].bonus)
 _NAMES: Final = NAMES
 _RULESETS: Final = RULESETS
+# The audience of a private event for one seat, shared: a tuple fewer per deal and per draw.
+_SOLO: Final[tuple[tuple[int], ...]] = tuple((i,) for i in range(64))
 
 
 # --------------------------------------------------------------------------- setup
@@ -172,7 +174,8 @@ def start_round(s: MatchState) -> None:
                             "deck_count": len(deck), "tokens": s.tokens[:]})
     for seat in dealt:
         events.append(_new(Event, (len(events), rnd, "dealt",
-                                   {"seat": seat, "card": _NAMES[hands[seat][0]]}, (seat,))))
+                                   {"seat": seat, "card": _NAMES[hands[seat][0]]},
+                                   _SOLO[seat] if seat < 64 else (seat,))))
     _start_turn(s, first)
 
 
@@ -188,7 +191,7 @@ def _start_turn(s: MatchState, seat: int) -> None:
     events.append(_new(Event, (len(events), rnd, "turn",
                                {"seat": seat, "turn": s.turn_no, "deck_count": len(deck)}, None)))
     events.append(_new(Event, (len(events), rnd, "drew", {"seat": seat, "card": _NAMES[card]},
-                               (seat,))))
+                               _SOLO[seat] if seat < 64 else (seat,))))
 
 
 # --------------------------------------------------------------------------- legal actions
