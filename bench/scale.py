@@ -23,7 +23,8 @@ Prints one figure a line, ``name: number unit``, for each store S:
   RQ's Redis (on ``single`` the two are one server: all of it is counted as data);
 - ``S data bytes/action``: network bytes in + out of the data Redis per action;
 - ``S server cpu ms/action``: CPU time of the gunicorn workers and every Redis per action
-  (the figure to compare across stores on a loaded machine);
+  (the figure to compare across stores on a loaded machine), split into ``S api cpu
+  ms/action`` and ``S redis cpu ms/action`` (every data master and RQ's Redis);
 - ``S stored bytes/match``: the data Redis's used memory (less an empty store's) per match
   created (documents, indexes, inbox notices, idempotency records: none here), and ``S matches
   played`` (finished in the measured seconds).
@@ -235,22 +236,22 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
         time.sleep(opts.warmup)
         one = isinstance(store, RedisProcess)
         assert api.proc is not None
-        pids = [*_children(api.proc.pid)]
+        api_pids = [*_children(api.proc.pid)]
         if isinstance(store, ClusterStack):
-            pids += [p.pid for p in store.cluster.procs.values()]
+            redis_pids = [p.pid for p in store.cluster.procs.values()]
             assert store.queue.proc is not None
-            pids.append(store.queue.proc.pid)
+            redis_pids.append(store.queue.proc.pid)
         else:
             assert store.proc is not None
-            pids.append(store.proc.pid)
-        c0, q0, b0, cpu0 = commands(data), 0 if one else commands([queue]), net_bytes(data), \
-            cpu_seconds(pids)
+            redis_pids = [store.proc.pid]
+        c0, q0, b0 = commands(data), 0 if one else commands([queue]), net_bytes(data)
+        api0, redis0 = cpu_seconds(api_pids), cpu_seconds(redis_pids)
         matches0 = load.matches
         t0 = time.perf_counter()
         time.sleep(opts.seconds)
         t1 = time.perf_counter()
-        c1, q1, b1, cpu1 = commands(data), 0 if one else commands([queue]), net_bytes(data), \
-            cpu_seconds(pids)
+        c1, q1, b1 = commands(data), 0 if one else commands([queue]), net_bytes(data)
+        api1, redis1 = cpu_seconds(api_pids), cpu_seconds(redis_pids)
         load.stop.set()
         for t in threads:
             t.join(timeout=60)
@@ -267,14 +268,16 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
             "data commands/action": (c1 - c0) / applied,
             "queue commands/action": (q1 - q0) / applied,
             "data bytes/action": (b1 - b0) / applied,
-            "server cpu ms/action": (cpu1 - cpu0) * 1000 / applied,
+            "server cpu ms/action": (api1 - api0 + redis1 - redis0) * 1000 / applied,
+            "api cpu ms/action": (api1 - api0) * 1000 / applied,
+            "redis cpu ms/action": (redis1 - redis0) * 1000 / applied,
             "stored bytes/match": mem / max(1, load.matches),
             "matches played": float(load.matches - matches0),
         }
 
 
 UNITS = {"actions/s": "actions/s", "matches played": "matches", "stored bytes/match": "bytes",
-         "data bytes/action": "bytes", "server cpu ms/action": "ms"}
+         "data bytes/action": "bytes"}
 
 
 def main() -> int:

@@ -39,6 +39,8 @@ DOCKERFILE = REPO / "Dockerfile"
 SCHEMA = REPO / "tests" / "data" / "compose-spec.json"
 BIN = Path(sys.executable).parent
 SERVICES = {"redis", "api", "worker", "cron", "house-bots"}
+#: --profile cluster: a 3-master Redis Cluster for the data (docs/operations.md#redis-cluster)
+CLUSTER = {"redis-node-1", "redis-node-2", "redis-node-3", "redis-cluster"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
 
 
@@ -91,7 +93,7 @@ def test_compose_file_follows_the_compose_specification() -> None:
 def test_compose_services_are_as_documented() -> None:
     doc = interpolate(load_compose())
     services = doc["services"]
-    assert set(services) == SERVICES
+    assert set(services) == SERVICES | CLUSTER
     redis = services["redis"]
     assert redis["image"].startswith("redis:7")
     cmd = command(redis)
@@ -103,8 +105,10 @@ def test_compose_services_are_as_documented() -> None:
         assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
         # a process that dies is started again (none has to die when Redis restarts)
         assert svc.get("restart") in ("unless-stopped", "always"), f"{name}: no restart policy"
-        if name != "redis":
+        if name != "redis" and name not in CLUSTER:
             assert svc["build"] == "." and svc["environment"]["REDIS_URL"], name
+            # RQ's Redis: the single one, also when the data is on the cluster
+            assert svc["environment"]["QUEUE_REDIS_URL"] == "redis://redis:6379/0", name
             assert "container_name" not in svc, f"{name}: a fixed name prevents --scale"
     api = services["api"]
     assert api["environment"]["HOST"] == "0.0.0.0"
@@ -112,6 +116,19 @@ def test_compose_services_are_as_documented() -> None:
     assert api["environment"]["PROMETHEUS_MULTIPROC_DIR"]
     assert "ports" not in services["worker"], "workers are scaled with --scale: no fixed port"
     assert services["house-bots"]["profiles"] == ["house-bots"]
+    for name in CLUSTER:
+        assert services[name]["profiles"] == ["cluster"] and services[name]["image"] == "redis:7"
+    ports = []
+    for i in (1, 2, 3):
+        cmd = command(services[f"redis-node-{i}"])
+        assert cmd[cmd.index("--cluster-enabled") + 1] == "yes"
+        assert cmd[cmd.index("--appendonly") + 1] == "yes"
+        ports.append(cmd[cmd.index("--port") + 1])
+        assert services[f"redis-node-{i}"]["volumes"][0].split(":")[0] in doc["volumes"]
+    init = command(services["redis-cluster"])[-1]
+    assert "--cluster create" in init and "--cluster-replicas 0" in init
+    assert all(f"redis-node-{i}:{p}" in init or f"-f1):{p}" in init
+               for i, p in zip((1, 2, 3), ports, strict=True)), init
     for name in ("worker", "cron"):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     # Configuration only through environment variables: no env files, no mounted config.
@@ -192,6 +209,10 @@ def test_every_command_names_something_that_exists() -> None:
         if name == "redis":
             assert command(svc)[0] == "redis-server"
             assert svc["healthcheck"]["test"][1:] == ["redis-cli", "ping"]
+            continue
+        if name in CLUSTER:  # the redis:7 image's own programs
+            assert command(svc)[0] in ("redis-server", "sh"), name
+            assert "redis-cli" in " ".join(svc["healthcheck"]["test"]), name
             continue
         check_argv(command(svc))
         test = svc["healthcheck"]["test"]
@@ -275,7 +296,8 @@ def private_redis() -> Iterator[RedisProcess]:
 
 def test_worker_and_cron_commands_run_and_report_healthy(private_redis: RedisProcess,
                                                          tmp_path: Path) -> None:
-    doc = interpolate(load_compose(), {"REDIS_URL": private_redis.url})
+    doc = interpolate(load_compose(), {"REDIS_URL": private_redis.url,
+                                       "QUEUE_REDIS_URL": private_redis.url})
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RQ_", "PROMETHEUS"))}
     env.update({k: str(v) for k, v in doc["services"]["worker"]["environment"].items()})
     env["REDIS_URL"] = private_redis.url
