@@ -297,7 +297,7 @@ def main() -> int:
     for kind in opts.stores.split(","):
         results[kind] = r = measure(kind, opts)
         for name, value in r.items():
-            unit = UNITS.get(name, "ms" if name.endswith("ms") else "commands")
+            unit = UNITS.get(name, "ms" if "ms" in name.split() else "commands")
             print(f"{kind} {name}: {value:.2f} {unit}", flush=True)
     if "cluster-1" in results and "cluster-3" in results:
         a, b = results["cluster-1"], results["cluster-3"]
