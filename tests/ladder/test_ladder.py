@@ -231,6 +231,10 @@ def test_a_bot_that_stops_polling_is_not_scheduled(stack: Stack) -> None:
         row = stack.row("away", qid)
         assert row["entered"] and not row["present"] and row["games"] == 0
         assert not stack.row("away", partner.id)["benched"]
+        # the abort benches it (the worker's rating job; on a loaded machine it may come after
+        # the sleep above, and a bench that came after the poll below would need another poll)
+        wait_for("the absent bot to be benched", lambda: stack.row("away", qid)["benched"],
+                 timeout=30)
         # it polls again: back on the schedule
         poll(quiet)
         again = wait_for("a new match after polling again",
