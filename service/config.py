@@ -36,6 +36,10 @@ class Config:
     rate_limits_enabled: bool = True
     # registrations per client address, on top of rate_limit ("" = no limit of its own)
     register_rate_limit: str = "10/minute;200/day"
+    # reverse proxies in front of the API that append to X-Forwarded-For: the client address
+    # (for the per-address limits and the request log) is then taken that many hops back. 0:
+    # the header is ignored, so a client cannot pick its own address to dodge a limit.
+    trusted_proxies: int = 0
     # GET /metrics: wants `Authorization: Bearer <metrics_token>` when set; without a token it
     # is closed unless metrics_open (which only `make run` sets)
     metrics_token: str = ""
@@ -58,6 +62,7 @@ class Config:
             rate_limit=os.environ.get("RATE_LIMIT") or cls.rate_limit,
             rate_limits_enabled=os.environ.get("RATE_LIMITS", "1") != "0",
             register_rate_limit=_env_limit("REGISTER_RATE_LIMIT", cls.register_rate_limit),
+            trusted_proxies=_env_int("TRUSTED_PROXIES", cls.trusted_proxies),
             metrics_token=os.environ.get("METRICS_TOKEN") or "",
             metrics_open=os.environ.get("METRICS_OPEN", "0") == "1",
             enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",

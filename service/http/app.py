@@ -11,6 +11,7 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
@@ -45,6 +46,11 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         JSON_SORT_KEYS=False,
     )
     app.extensions["llconfig"] = cfg
+    if cfg.trusted_proxies > 0:
+        # werkzeug's ProxyFix takes the client address from X-Forwarded-For, that many hops
+        # back (the proxies' own entries); with no trusted proxy the header is never read
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=cfg.trusted_proxies, x_proto=cfg.trusted_proxies)
     app.extensions["redis"] = client = redis_client(cfg.redis_url, queue_url=cfg.queue_url())
     app.extensions["notifier"] = Notifier(client, metrics.LONGPOLL_WAITING)
     app.extensions["ladders"] = ladders_from_env()

@@ -259,3 +259,39 @@ def test_metrics_are_closed_without_a_token_unless_opened(redis_server: RedisPro
         assert "METRICS_TOKEN" in resp.json()["message"]
     with running_server(redis_server.url, env={"METRICS_OPEN": "1"}) as srv:
         assert requests.get(srv.url + "/metrics", timeout=10).status_code == 200
+
+
+def _register_from(api: Api, forwarded_for: str) -> requests.Response:
+    return api.request("POST", "/v1/players", headers={"X-Forwarded-For": forwarded_for},
+                       json={"name": f"fwd-{secrets.token_hex(4)}"})
+
+
+def test_forwarded_for_is_ignored_without_a_trusted_proxy(redis_server: RedisProcess,
+                                                          r: redis.Redis) -> None:
+    """A client cannot dodge the per-address limit by naming another address: with no
+    TRUSTED_PROXIES (the default) X-Forwarded-For is never read."""
+    with limited_server(redis_server, REGISTER_RATE_LIMIT="2/day") as srv:
+        api = Api(srv.url)
+        assert [_register_from(api, f"198.51.100.{i}").status_code for i in range(2)] == \
+            [201, 201]
+        before = redis_state(r)
+        refused = _register_from(api, "198.51.100.77")
+        assert refused.status_code == 429 and error_of(refused)["code"] == "rate_limited"
+        assert redis_state(r) == before
+        api.close()
+
+
+def test_behind_a_trusted_proxy_the_forwarded_address_is_the_client(
+        redis_server: RedisProcess, r: redis.Redis) -> None:
+    """TRUSTED_PROXIES=1: each client behind the proxy has a limit of its own, and an entry a
+    client wrote itself before the proxy's (the last one) changes nothing."""
+    with limited_server(redis_server, REGISTER_RATE_LIMIT="2/day", TRUSTED_PROXIES="1") as srv:
+        api = Api(srv.url)
+        assert [_register_from(api, "203.0.113.1").status_code for _ in range(2)] == [201, 201]
+        refused = _register_from(api, "203.0.113.1")
+        assert refused.status_code == 429, refused.text
+        # the proxy appends the real address: a made-up entry before it does not help
+        assert _register_from(api, "192.0.2.50, 203.0.113.1").status_code == 429
+        # another client behind the same proxy is not limited by the first one
+        assert _register_from(api, "203.0.113.2").status_code == 201
+        api.close()
