@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 import requests
 
 from tests.support.server import ApiServer
+from tests.support.stack import running_stack
 
 REPO = Path(__file__).resolve().parent.parent
 CURL_BOT = REPO / "examples" / "bots" / "curl_bot.sh"
@@ -149,3 +151,47 @@ def test_bots_report_api_errors_and_exit_non_zero(api_server: ApiServer, kind: s
     assert done.returncode != 0
     assert "401 unauthorized" in done.stderr, done.stderr
     assert time.monotonic() - started < 30
+
+
+LADDER_ENV = {"LADDERS": json.dumps([{"name": "js", "ruleset": "classic", "seats": 2}]),
+              "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": "5", "ENQUEUE_JOBS": "1"}
+
+
+def test_js_bots_play_the_ladder_and_leave_it() -> None:
+    """``node bot.mjs ladder js 1``: two bots enter, the server seats them in a rated match,
+    they play it from their inbox notices (each carrying the view) and leave after it; a third
+    one stopped with SIGTERM leaves the ladder too, within 2 s."""
+    with running_stack(LADDER_ENV) as s:
+        env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
+        env.update(LLSDK_URL=s.url, BOT_WAIT="10")
+        bots = []
+        for i in range(2):
+            pid, token = s.register(f"js-ladder-{i}")
+            bots.append((pid, subprocess.Popen(
+                command("js", "ladder", "js", "1"), env=dict(env, LLSDK_TOKEN=token),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)))
+        outs = [finish(proc, timeout=120) for _, proc in bots]
+        pids = {pid for pid, _ in bots}
+        for out in outs:
+            assert out.startswith("entered ladder js\n") and out.endswith("left ladder js\n"), out
+            assert "plays" in out and "finished (1 so far)" in out, out
+        played = s.ladder_matches("js")
+        assert played and all(set(d.seats) == pids and d.rated for d in played)
+        assert played[0].status == "finished" and played[0].aborted is None
+        rows = {row["player_id"]: row for row in s.get("/v1/ladders/js")["leaderboard"]}
+        assert all(rows[p]["games"] >= 1 and not rows[p]["entered"] for p in pids), rows
+        # stopped by a signal while it waits in its long-poll: it leaves at once
+        pid, token = s.register("js-ladder-stop")
+        proc = subprocess.Popen(command("js", "ladder", "js"), env=dict(env, LLSDK_TOKEN=token),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                cwd=REPO)
+        assert first_line(proc) == "entered ladder js"
+        time.sleep(1.0)
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out = finish(proc, timeout=30)
+        assert time.monotonic() - stopped <= 2.0, out
+        assert out.endswith("left ladder js\n"), out
+        entered = {row["player_id"]: row["entered"]
+                   for row in s.get("/v1/ladders/js")["leaderboard"]}
+        assert not entered.get(pid, False)

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // A Love Letter Arena bot in JavaScript: Node 18+ and its built-in fetch, no packages.
-// It plays one match to its end.
+// It plays one match to its end, or every match a ladder gives it.
 //
 //   node bot.mjs new [RULESET] [SEATS]   create a match (classic, 2 by default), join it, play it
 //   node bot.mjs join MATCH_ID           take the next free seat of a match, play it
 //   node bot.mjs play MATCH_ID           play a match this player already sits in
+//   node bot.mjs ladder NAME [GAMES]     enter the ladder NAME and play the rated matches it
+//                                        starts (until GAMES have finished, or Ctrl-C/SIGTERM:
+//                                        then it leaves the ladder and exits)
 //
 // Environment: LLSDK_URL (the server, default http://127.0.0.1:8000); LLSDK_TOKEN (a player's
 // token; without it the bot registers a new player named BOT_NAME, default js-bot-<random>);
@@ -28,9 +31,19 @@ class ApiError extends Error {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// A signal that aborts after `ms`, or when `signal` (the bot stopping) does (Node 18 has no
+// AbortSignal.any).
+function withTimeout(signal, ms) {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), ms);
+  timer.unref();
+  signal?.addEventListener("abort", () => ctl.abort(), { once: true });
+  return ctl.signal;
+}
+
 // One request path for every call: JSON in and out, the token, retries on network errors and
 // on 429/503 (honouring Retry-After). Errors become ApiError with the server's stable code.
-async function api(method, path, { body, headers = {} } = {}) {
+async function api(method, path, { body, headers = {}, signal } = {}) {
   for (let attempt = 1; ; attempt++) {
     let res;
     try {
@@ -43,10 +56,10 @@ async function api(method, path, { body, headers = {} } = {}) {
           ...headers,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout((WAIT + 15) * 1000),
+        signal: withTimeout(signal, (WAIT + 15) * 1000),
       });
     } catch (err) {
-      if (attempt >= 10) throw err;
+      if (signal?.aborted || attempt >= 10) throw err;
       await sleep(1000);
       continue;
     }
@@ -79,12 +92,71 @@ function choose(view) {
   return pool[Math.floor(Math.random() * pool.length)];
 }
 
+// Post a move: one Idempotency-Key per move (a retry after a lost answer is never applied
+// twice); expected_version refuses it if the match moved since we read it (409: read again).
+async function act(match, view, action) {
+  console.log(`seat ${view.seat} plays ${JSON.stringify(action)}`);
+  try {
+    return await api("POST", `/v1/matches/${match}/actions`, {
+      body: { ...action, expected_version: view.version },
+      headers: { "Idempotency-Key": randomUUID() },
+    });
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 409) return null;
+    throw err;
+  }
+}
+
+// The ladder: enter, then long-poll the inbox (`views=true`: each notice carries our view of
+// its match, so a move costs two requests: the notice and the action). The server starts the
+// matches; a bot must keep polling to stay present (scheduled). Stopping leaves the ladder.
+async function ladder(name, games) {
+  await api("POST", `/v1/ladders/${name}/entries`);
+  console.log(`entered ladder ${name}`);
+  const stop = new AbortController();
+  for (const sig of ["SIGINT", "SIGTERM"]) process.once(sig, () => stop.abort());
+  let cursor = "";
+  let finished = 0;
+  try {
+    while (!stop.signal.aborted && (!games || finished < games)) {
+      const after = cursor ? `&after=${cursor}` : "";
+      let answer;
+      try {
+        answer = await api("GET", `/v1/me/events?wait=${WAIT}&views=true${after}`,
+                           { signal: stop.signal });
+      } catch (err) {
+        if (stop.signal.aborted) break;
+        throw err;
+      }
+      cursor = answer.cursor;
+      for (const notice of answer.events) {
+        if (notice.type === "match_finished") {
+          finished++;
+          console.log(`match ${notice.match_id} finished (${finished} so far)`);
+        }
+        // the newest notice of each match carries our view: act while it is our turn (after
+        // a Chancellor, or at the start of the next round, we act again)
+        let view = notice.view;
+        while (view && view.status === "active" && view.legal_actions.length &&
+               !stop.signal.aborted) {
+          view = await act(notice.match_id, view, choose(view));
+        }
+      }
+    }
+  } finally {
+    await api("DELETE", `/v1/ladders/${name}/entries`);
+    console.log(`left ladder ${name}`);
+  }
+  return 0;
+}
+
 async function main(argv) {
   const [cmd = "new", arg1, arg2] = argv;
   if (!token) {
     const name = process.env.BOT_NAME || `js-bot-${Math.floor(Math.random() * 1e9)}`;
     token = (await api("POST", "/v1/players", { body: { name } })).token;
   }
+  if (cmd === "ladder" && arg1) return ladder(arg1, Number(arg2 || 0));
   let match;
   if (cmd === "new") {
     const body = { ruleset: arg1 || "classic", seats: Number(arg2 || 2) };
@@ -98,7 +170,8 @@ async function main(argv) {
   } else if (cmd === "play" && arg1) {
     match = arg1;
   } else {
-    console.error("usage: node bot.mjs new [RULESET] [SEATS] | join MATCH_ID | play MATCH_ID");
+    console.error("usage: node bot.mjs new [RULESET] [SEATS] | join MATCH_ID | play MATCH_ID | " +
+                  "ladder NAME [GAMES]");
     return 2;
   }
   console.log(`match ${match}`);
@@ -124,19 +197,8 @@ async function main(argv) {
         return 0;
       }
       if (!view.legal_actions.length) break;
-      const action = choose(view);
-      console.log(`seat ${view.seat} plays ${JSON.stringify(action)}`);
-      try {
-        // One Idempotency-Key per move: a retry after a lost answer is never applied twice.
-        // expected_version refuses the move if the match moved since we read it.
-        view = await api("POST", `/v1/matches/${match}/actions`, {
-          body: { ...action, expected_version: version },
-          headers: { "Idempotency-Key": randomUUID() },
-        });
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 409) break; // moved meanwhile: read again
-        throw err;
-      }
+      view = await act(match, view, choose(view));
+      if (!view) break; // the match moved meanwhile: read it again
     }
   }
 }
