@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported lazily at run time: a probe of the api role needs no Redis client
     import redis
@@ -69,44 +69,37 @@ def _fresh(heartbeat: datetime | None, now: float) -> bool:
     return now - ts.timestamp() <= _max_age()
 
 
-def check_worker() -> str | None:
-    from rq import Worker
-
+def _check_registered(what: str, registered: Callable[[redis.Redis], list[Any]]) -> str | None:
+    """Healthy when a process of this host is registered on the queue Redis (``registered``
+    lists them, each with ``hostname`` and ``last_heartbeat``) and one of them beat lately."""
     r = _redis()
     try:
         r.ping()
         host = socket.gethostname()
         now = time.time()
-        mine = [w for w in Worker.all(connection=r) if w.hostname == host]
+        mine = [p for p in registered(r) if p.hostname == host]
         if not mine:
-            return f"no RQ worker of host {host} is registered"
-        if not any(_fresh(w.last_heartbeat, now) for w in mine):
-            return f"the RQ workers of host {host} sent no heartbeat for {_max_age():.0f}s"
+            return f"no {what} of host {host} is registered"
+        if not any(_fresh(p.last_heartbeat, now) for p in mine):
+            return f"the {what} of host {host} sent no heartbeat for {_max_age():.0f}s"
         return None
     except Exception as e:  # noqa: BLE001 - any failure is "unhealthy"
-        return f"worker check failed: {e}"
+        return f"{what} check failed: {e}"
     finally:
         r.close()
+
+
+def check_worker() -> str | None:
+    from rq import Worker
+
+    return _check_registered("RQ worker", lambda r: list(Worker.all(connection=r)))
 
 
 def check_cron() -> str | None:
     from rq.cron import CronScheduler
 
-    r = _redis()
-    try:
-        r.ping()
-        host = socket.gethostname()
-        now = time.time()
-        mine = [c for c in CronScheduler.all(r, cleanup=False) if c.hostname == host]
-        if not mine:
-            return f"no rq cron scheduler of host {host} is registered"
-        if not any(_fresh(c.last_heartbeat, now) for c in mine):
-            return f"the rq cron scheduler of host {host} sent no heartbeat for {_max_age():.0f}s"
-        return None
-    except Exception as e:  # noqa: BLE001 - any failure is "unhealthy"
-        return f"cron check failed: {e}"
-    finally:
-        r.close()
+    return _check_registered("rq cron scheduler",
+                             lambda r: list(CronScheduler.all(r, cleanup=False)))
 
 
 CHECKS: dict[str, Callable[[], str | None]] = {
