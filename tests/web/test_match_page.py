@@ -381,3 +381,27 @@ def test_replay_steps_forward_and_back_with_every_hand(
     page.click("#log li[data-type='round_end'] a.rule")
     page.wait_for_url("**/rules#R22")
     assert page.evaluate("document.getElementById('R22') !== null")
+
+
+def test_a_match_whose_creator_fixed_the_deal_says_so_on_its_page_and_the_index(
+        page: Any, api: Api, api_server: ApiServer) -> None:
+    """A creator who chose the seed may know every hand: the match page and the index's lists
+    show a "fixed by creator" badge naming what was chosen; a match dealt by the server has
+    none."""
+    fixed, _, _ = api.new_match(2, prefix="fix", ruleset="classic", seed="web-fixed-1",
+                              **NO_TIMEOUTS)
+    fair, _, _ = api.new_match(2, prefix="fair", ruleset="classic", **NO_TIMEOUTS)
+    page.goto(f"{api_server.url}/matches/{fixed}")
+    badge = page.wait_for_selector("#match-info .badge.fixed")
+    assert badge.text_content() == "fixed by creator"
+    assert "seed" in (badge.get_attribute("title") or "")
+    page.goto(f"{api_server.url}/matches/{fair}")
+    page.wait_for_selector("body[data-mode='live']")
+    assert page.query_selector("#match-info .badge.fixed") is None
+    page.goto(f"{api_server.url}/")
+    page.wait_for_selector(f"a[href='/matches/{fixed}']")
+    row_badges = page.evaluate("""(ids) => ids.map((id) => {
+        const row = document.querySelector(`a[href='/matches/${id}']`).closest('tr');
+        return row.querySelector('.badge.fixed') ? row.querySelector('.badge.fixed').textContent
+                                                 : null; })""", [fixed, fair])
+    assert row_badges == ["fixed by creator", None]

@@ -95,6 +95,15 @@ const LL = (() => {
     return el("span", { class: `badge ${status}` }, status);
   }
 
+  /** "fixed by creator" when the match's creator chose its seed, deck or first seat (such a
+   *  creator may know every hand; rated matches never take them), else nothing. */
+  function fixedBadge(options) {
+    if (!options || !options.fixed_by_creator) return "";
+    const what = (options.fixed_options || []).join(", ") || "the deal";
+    return el("span", { class: "badge fixed", title: `the creator chose ${what}: they may know every hand` },
+      "fixed by creator");
+  }
+
   function matchLink(id) { return el("a", { href: `/matches/${encodeURIComponent(id)}` }, id); }
 
   function playerLink(id, name) {
@@ -179,6 +188,6 @@ const LL = (() => {
     clear(container, el("p", { class: "muted" }, `Could not load: ${err.message || err}`));
   }
 
-  return { sleep, getJSON, el, svg, clear, fmt, pct, when, title, card, cardBack, statusBadge,
+  return { sleep, getJSON, el, svg, clear, fmt, pct, when, title, card, cardBack, statusBadge, fixedBadge,
            matchLink, playerLink, series, sparkline, chart, eachLimited, showError };
 })();

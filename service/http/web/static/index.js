@@ -4,7 +4,7 @@
 "use strict";
 
 (() => {
-  const { el, clear, getJSON, statusBadge, matchLink, playerLink, showError } = LL;
+  const { el, clear, getJSON, statusBadge, fixedBadge, matchLink, playerLink, showError } = LL;
 
   async function ladders() {
     const box = document.getElementById("ladders");
@@ -26,7 +26,7 @@
       el("thead", {}, el("tr", {}, ["Match", "Status", "Ruleset", "Ladder", "Round", "Players"].map((h) => el("th", {}, h)))),
       el("tbody", {}, matches.map((m) => el("tr", {},
         el("td", {}, matchLink(m.match_id)),
-        el("td", {}, statusBadge(m.status, m.aborted)),
+        el("td", {}, statusBadge(m.status, m.aborted), " ", fixedBadge(m.options)),
         el("td", {}, m.ruleset),
         el("td", {}, m.ladder || "–"),
         el("td", { class: "num" }, m.round),

@@ -78,6 +78,7 @@
     if (v.options && v.options.turn_timeout_s) bits.push(`${v.options.turn_timeout_s}s per turn`);
     const info = $("match-info");
     clear(info, bits.join(" · "));
+    if (v.options && v.options.fixed_by_creator) info.append(" · ", LL.fixedBadge(v.options));
     // the person signed in on /play sits here: their table is one click away (it is only a
     // link: this page itself never sends the token)
     const me = LL.session && LL.session.get();

@@ -199,6 +199,7 @@
     const o = view.options || {};
     clear($("match-info"), `${view.ruleset} · ${view.players.length} players · first to ${view.tokens_to_win ?? "?"} tokens` +
       (o.turn_timeout_s ? ` · ${o.turn_timeout_s}s per turn` : "") + ` · round ${view.round}`);
+    if (o.fixed_by_creator) $("match-info").append(" · ", LL.fixedBadge(o));
   }
 
   function tokens(n, goal) {
