@@ -28,6 +28,7 @@ EFFECTS: dict[int, Effect] = {}
 _new: Final = tuple.__new__  # Event(...) without the namedtuple's Python-level __new__: hot
 # Final: the compiled build keeps these in C variables, not in the module's dict.
 _NAMES: Final = NAMES
+_EVENT: Final = Event
 _RULESETS: Final = RULESETS
 _FATAL: Final[tuple[bool, ...]] = tuple(CARDS[c].fatal for c in Card)
 _CHANCELLOR_DRAWS: Final = CARDS[Card.CHANCELLOR].draws
@@ -44,7 +45,7 @@ def effect(card: Card) -> Callable[[Effect], Effect]:
 def emit(s: MatchState, kind: str, data: dict[str, Any],
          to: tuple[int, ...] | None = None) -> None:
     events = s.events
-    events.append(_new(Event, (len(events), s.round, kind, data, to)))
+    events.append(_new(_EVENT, (len(events), s.round, kind, data, to)))
 
 
 def eliminate(s: MatchState, seat: int, reason: str) -> None:

@@ -67,6 +67,10 @@ _GUESS_TYPES: Final = frozenset({int, Card, type(None)})
 _BONUS: Final[tuple[int, ...]] = tuple(int(c) for c in Card if CARDS[c].bonus)
 _NAMES: Final = NAMES
 _RULESETS: Final = RULESETS
+_EVENT: Final = Event
+_ACTION: Final = Action
+_ACTIVE: Final = ACTIVE
+_PHASE_PLAY: Final = PHASE_PLAY
 # The audience of a private event for one seat, shared: a tuple fewer per deal and per draw.
 _SOLO: Final[tuple[tuple[int], ...]] = tuple((i,) for i in range(64))
 
@@ -168,12 +172,12 @@ def start_round(s: MatchState) -> None:
             dealt.append(seat)
     s.deck = deck
     s.turn_no = 0
-    s.phase = PHASE_PLAY
+    s.phase = _PHASE_PLAY
     rnd = s.round
     emit(s, "round_start", {"first": first, "face_up": [_NAMES[c] for c in s.face_up],
                             "deck_count": len(deck), "tokens": s.tokens[:]})
     for seat in dealt:
-        events.append(_new(Event, (len(events), rnd, "dealt",
+        events.append(_new(_EVENT, (len(events), rnd, "dealt",
                                    {"seat": seat, "card": _NAMES[hands[seat][0]]},
                                    _SOLO[seat] if seat < 64 else (seat,))))
     _start_turn(s, first)
@@ -188,9 +192,9 @@ def _start_turn(s: MatchState, seat: int) -> None:
     s.hands[seat].append(card)
     events = s.events
     rnd = s.round
-    events.append(_new(Event, (len(events), rnd, "turn",
+    events.append(_new(_EVENT, (len(events), rnd, "turn",
                                {"seat": seat, "turn": s.turn_no, "deck_count": len(deck)}, None)))
-    events.append(_new(Event, (len(events), rnd, "drew", {"seat": seat, "card": _NAMES[card]},
+    events.append(_new(_EVENT, (len(events), rnd, "drew", {"seat": seat, "card": _NAMES[card]},
                                _SOLO[seat] if seat < 64 else (seat,))))
 
 
@@ -222,7 +226,7 @@ def _legal(s: MatchState) -> _Legal:
     if s.memo_version == version and s.memo_hand == hand:
         return s.legal_memo  # type: ignore[no-any-return]
     hit: _Legal | None
-    if s.phase == PHASE_PLAY:
+    if s.phase == _PHASE_PLAY:
         lo, hi = hand
         if lo > hi:
             lo, hi = hi, lo
@@ -305,7 +309,7 @@ def legal_actions(state: MatchState) -> list[Action]:
     Order: by card (card order), then target seat, then guessed card; chancellor returns by the
     card kept, then the bottom order.
     """
-    if state.status != ACTIVE:
+    if state.status != _ACTIVE:
         return []
     return list(_legal(state)[0])
 
@@ -322,21 +326,21 @@ def legal_actions_by_card(state: MatchState) -> dict[int, tuple[Action, ...]]:
     >>> sorted(NAMES[c] for c in legal_actions_by_card(s)) == sorted(NAMES[c] for c in s.hands[s.turn])
     True
     """
-    if state.status != ACTIVE:
+    if state.status != _ACTIVE:
         return {}
     return _legal(state)[3]
 
 
 def legal_action_dicts(state: MatchState) -> list[dict[str, Any]]:
     """:func:`legal_actions` in wire form (shared dicts: don't mutate them)."""
-    if state.status != ACTIVE:
+    if state.status != _ACTIVE:
         return []
     return list(_legal(state)[2])
 
 
 def is_legal(state: MatchState, action: Action) -> bool:
     """Whether ``action`` is legal now for the player to act."""
-    return state.status == ACTIVE and _shape_error(action) is None \
+    return state.status == _ACTIVE and _shape_error(action) is None \
         and action in _legal(state)[1]
 
 
@@ -396,14 +400,14 @@ def apply_inplace(
 
     ``seat`` is typed ``object`` because it is checked here: anything but a seat number of the
     match is ``InvalidSeat``, in the compiled build too (same for ``forfeit``)."""
-    if s.status != ACTIVE:
+    if s.status != _ACTIVE:
         raise MatchOver("the match is over")
     me = s.turn
     if seat is not None and seat != me:
         if type(seat) is not int or not 0 <= seat < s.players:
             raise InvalidSeat(f"no seat {seat!r} in this match")
         raise NotYourTurn(f"it is seat {me}'s turn, not seat {seat}'s")
-    if not isinstance(action, Action):
+    if not isinstance(action, _ACTION):
         action = Action.from_dict(action)
     try:
         canon = _legal(s)[1].get(action)
@@ -447,7 +451,7 @@ def _chancellor_return(s: MatchState, me: int, action: Action, timeout: bool) ->
         raise MalformedAction("a chancellor_return needs keep and bottom")
     s.hands[me] = [keep]
     s.deck.extend(bottom)
-    s.phase = PHASE_PLAY
+    s.phase = _PHASE_PLAY
     data: dict[str, Any] = {"seat": me, "count": len(bottom)}
     if timeout:
         data["timeout"] = True
@@ -506,7 +510,7 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
     s.rounds.append(result)
     emit(s, "round_end", dict(result))
     s.turn = -1
-    s.phase = PHASE_PLAY
+    s.phase = _PHASE_PLAY
     target = s.tokens_to_win
     reached = [p for p in range(n) if tokens[p] >= target]
     if reached:  # R26
@@ -557,7 +561,7 @@ def forfeit(state: MatchState, seat: object, *, reason: str = "resigned") -> tup
 
 def forfeit_inplace(s: MatchState, seat: object, *, reason: str = "resigned") -> list[Event]:
     """Like :func:`forfeit` but changes ``s`` itself."""
-    if s.status != ACTIVE:
+    if s.status != _ACTIVE:
         raise MatchOver("the match is over")
     if type(seat) is not int or not 0 <= seat < s.players:
         raise InvalidSeat(f"no seat {seat!r} in this match")
@@ -573,7 +577,7 @@ def forfeit_inplace(s: MatchState, seat: object, *, reason: str = "resigned") ->
     if len(remaining) == 1:
         _finish(s, remaining, "forfeit")
     elif was_turn:
-        s.phase = PHASE_PLAY
+        s.phase = _PHASE_PLAY
         _end_turn(s)
     elif s.eliminated.count(False) == 1:
         _end_round(s, [p for p in range(s.players) if not s.eliminated[p]], "last_standing")
@@ -634,7 +638,7 @@ def apply_timeout(
 ) -> tuple[MatchState, list[Event]]:
     """The player to act ran out of time. ``auto`` plays :func:`timeout_action` for them; after
     ``max_timeouts`` consecutive timeouts, or with ``forfeit``, they forfeit (R27)."""
-    if state.status != ACTIVE:
+    if state.status != _ACTIVE:
         raise MatchOver("the match is over")
     seat = state.turn
     if policy == "forfeit" or state.timeouts[seat] + 1 >= max_timeouts:
