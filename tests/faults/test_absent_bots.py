@@ -99,6 +99,17 @@ def llsdk_play(stack: Stack, token: str, ladder: str, log: Path) -> subprocess.P
             cwd=REPO, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def matches_while_a_partner_waits(stack: Stack, ladder: str, pid: str, seconds: float) -> list[str]:
+    """Put a fresh partner on the ladder for ``seconds`` (several scheduling passes), then
+    return the ids of the ladder's matches of ``pid``: a bot that is gone gets no new one."""
+    partner = BotThread(stack, f"{ladder}-partner-2", [ladder])
+    try:
+        time.sleep(seconds)
+    finally:
+        partner.close()
+    return [d.id for d in stack.ladder_matches(ladder, pid)]
+
+
 def play_then_idle(stack: Stack, ladder: str, pid: str, proc: subprocess.Popen[bytes],
                    log: Path) -> dict[str, Any]:
     """Let the bot play a rated match against a partner, then take the partner away and wait
@@ -140,12 +151,7 @@ def test_sigterm_llsdk_play_leaves_the_ladder_within_2s_and_loses_nothing_after(
     row = stack.row("quit", pid)
     assert not row["entered"], row
     # a new partner is there and free for several scheduling passes: nobody seats the quitter
-    partner = BotThread(stack, "quit-partner-2", ["quit"])
-    try:
-        time.sleep(6)
-    finally:
-        partner.close()
-    assert [d.id for d in stack.ladder_matches("quit", pid)] == played
+    assert matches_while_a_partner_waits(stack, "quit", pid, seconds=6) == played
     after = stack.row("quit", pid)
     for k in ("games", "rating", "wins", "timeouts"):
         assert after[k] == before[k], (k, before, after)
@@ -174,12 +180,7 @@ def test_a_killed_bot_stops_counting_as_present_and_is_not_seated(stack: Stack,
     assert gone_after < 25 - 5, f"present for {gone_after:.1f} s: the open poll kept it"
     row = stack.row("gone", pid)
     assert row["entered"], "it never left (it was killed)"
-    partner = BotThread(stack, "gone-partner-2", ["gone"])
-    try:
-        time.sleep(5)
-    finally:
-        partner.close()
-    assert [d.id for d in stack.ladder_matches("gone", pid)] == played
+    assert matches_while_a_partner_waits(stack, "gone", pid, seconds=5) == played
     assert stack.row("gone", pid)["games"] == before["games"]
 
 
