@@ -79,11 +79,30 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
     return app
 
 
+#: Redis connections one API process opens at most (to a single Redis); more requests at
+#: once wait for one
+REDIS_POOL_SIZE = 64
+#: how long a request waits for a free connection before it is answered 503
+REDIS_POOL_WAIT_S = 10.0
+
+
 def redis_client(url: str, *, queue_url: str | None = None) -> redis.Redis:
     """The API's Redis client. A connection the pool kept from before a Redis restart fails on
     first use: two quick retries on a new connection hide that; a Redis that is really down
     then fails the request within about 0.1 s (answered 503, see errors.py) instead of after
-    redis-py's default ten retries (several seconds)."""
-    return cluster.connect(url, queue=queue_url if queue_url != url else None,
-                           retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
+    redis-py's default ten retries (several seconds).
+
+    On a single Redis the pool blocks: a request that finds all :data:`REDIS_POOL_SIZE`
+    connections busy waits for one. redis-py's default pool fails at once instead ("Too many
+    connections", at 100 since redis-py 6), which 5,000 long-polls waking together on two
+    processes (``bench/longpoll.py``) turned into thousands of 503s; a command holds its
+    connection for well under a millisecond, so a few dozen serve a process."""
+    retry = Retry(ExponentialBackoff(cap=0.1, base=0.02), 2)
+    if not cluster.is_cluster_url(url):
+        pool = redis.BlockingConnectionPool.from_url(
+            url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_WAIT_S, retry=retry)
+        client = redis.Redis(connection_pool=pool)
+        client.auto_close_connection_pool = True
+        return client
+    return cluster.connect(url, queue=queue_url if queue_url != url else None, retry=retry)
 
