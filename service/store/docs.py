@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,7 +62,8 @@ class MatchDoc:
     def copy(self) -> MatchDoc:
         """A copy that shares nothing a change makes in place (the engine state is cloned;
         its events are immutable and shared)."""
-        new = copy.copy(self)
+        new = object.__new__(MatchDoc)
+        new.__dict__.update(self.__dict__)
         new.options = {k: v[:] if isinstance(v, list) else v for k, v in self.options.items()}
         new.seats, new.names = self.seats[:], self.names[:]
         new.moved = None if self.moved is None else self.moved[:]

@@ -11,6 +11,7 @@ from marshmallow import fields as f
 from marshmallow import validate as v
 
 from ...engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
+from ...engine.catalog import OPTION_BOUNDS
 from ...realtime import longpoll
 from ...store import keys, matches, presence
 from ...store.docs import MatchDoc
@@ -100,6 +101,51 @@ class ActionSchema(ma.Schema):
     bottom = f.List(f.String(validate=v.OneOf(NAMES)), validate=RETURNED)
     expected_version = f.Integer(strict=True, validate=v.Range(0, MAX_INT), metadata={
         "description": "refuse with version_conflict unless the match is at this version"})
+
+    def load(self, data: Any, *, many: bool | None = None, partial: Any = None,
+             unknown: Any = None) -> Any:
+        """An action exactly as a view's ``legal_actions`` lists it is taken as it is; anything
+        else goes through marshmallow (and its error messages): every move is posted, and
+        marshmallow's load of it cost more than the engine's move."""
+        if many is None and partial is None and unknown in (None, ma.RAISE):
+            plain = _plain_action(data)
+            if plain is not None:
+                return plain
+        return super().load(data, many=many, partial=partial, unknown=unknown)
+
+
+_CARD_NAMES = frozenset(NAMES)
+_SEATS = OPTION_BOUNDS["seat"]  # (what SEAT and RETURNED check)
+_RETURNED = OPTION_BOUNDS["returned"]
+
+
+def _card(value: Any) -> bool:
+    return type(value) is str and value in _CARD_NAMES
+
+
+def _plain_action(data: Any) -> dict[str, Any] | None:
+    """``data`` when it is an action :class:`ActionSchema` would load unchanged (its own
+    checks, made directly); None for anything else, which marshmallow then judges."""
+    if type(data) is not dict or data.get("type") not in (PLAY, CHANCELLOR_RETURN):
+        return None
+    out: dict[str, Any] = {}
+    for k, value in data.items():
+        if k in ("card", "guess", "keep"):
+            ok = _card(value)
+        elif k == "target":
+            ok = type(value) is int and _SEATS[0] <= value <= _SEATS[1]
+        elif k == "bottom":
+            ok = type(value) is list and _RETURNED[0] <= len(value) <= _RETURNED[1] and all(
+                _card(c) for c in value)
+            value = list(value) if ok else value
+        elif k == "expected_version":
+            ok = type(value) is int and 0 <= value <= MAX_INT
+        else:
+            ok = k == "type"
+        if not ok:
+            return None
+        out[k] = value
+    return out
 
 
 class ViewQuerySchema(ma.Schema):
@@ -206,6 +252,7 @@ class View(MethodView):
         after = args.get("after", max(have) if have and ANY not in have else None)
         wait = min(args["wait"], config().max_wait_s)
         if wait > 0 and after is not None and doc.version <= after:
+            del doc  # (not held while waiting: wait_for_match reads it again)
             doc = longpoll.wait_for_match(r, notifier(), match_id, after, wait,
                                           longpoll.Listening(r, pid, request.environ),
                                           deadline_jobs=deadline_jobs())
