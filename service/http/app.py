@@ -81,7 +81,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
 
 #: Redis connections one API process opens at most (to a single Redis); more requests at
 #: once wait for one
-REDIS_POOL_SIZE = 64
+REDIS_POOL_SIZE = 100
 #: how long a request waits for a free connection before it is answered 503
 REDIS_POOL_WAIT_S = 10.0
 

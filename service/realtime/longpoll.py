@@ -9,12 +9,18 @@ Presence: a bot counts as present for the ladder only while it is listening (sto
 A waiting poll refreshes the player's presence every ``PRESENCE_REFRESH_S`` and, at the same
 moments, looks whether its client hung up (a stopped bot closes its connection): then the wait
 ends at once and presence is no longer refreshed, so the bot stops counting as present within
-the ladder's presence window even though its poll had many seconds left."""
+the ladder's presence window even though its poll had many seconds left.
+
+The refreshes of one process are written together (:class:`PresenceBatch`, every
+``PRESENCE_FLUSH_S``): one ZADD of many players instead of a Redis round trip per poll and
+refresh, which at 5,000 idle polls on two processes was 2,500 round trips a second, most of
+the CPU the idle polls cost (``bench/longpoll.py``)."""
 
 from __future__ import annotations
 
-import select
+import _socket
 import socket
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -28,22 +34,86 @@ from . import notify
 DEADLINE_SLACK_S = 0.005
 #: a waiting poll refreshes its player's presence (and checks its client is there) this often
 PRESENCE_REFRESH_S = 2.0
+#: how often a process writes the presence refreshes of its polls (a refresh lands this late)
+PRESENCE_FLUSH_S = 0.25
+
+
+class PresenceBatch:
+    """The presence refreshes of this process's waiting polls on one Redis client, written by
+    one daemon thread (a greenlet under gevent) every ``PRESENCE_FLUSH_S`` in one ZADD per key.
+    A failed write (Redis down) is dropped: the next refresh of each poll comes 2 s later."""
+
+    _all: dict[int, PresenceBatch] = {}
+    _all_lock = threading.Lock()
+
+    @classmethod
+    def of(cls, r: redis.Redis) -> PresenceBatch:
+        with cls._all_lock:
+            batch = cls._all.get(id(r))
+            if batch is None or batch.r is not r:
+                batch = cls._all[id(r)] = PresenceBatch(r)
+            return batch
+
+    def __init__(self, r: redis.Redis, every: float = PRESENCE_FLUSH_S) -> None:
+        self.r, self.every = r, every
+        self._lock = threading.Lock()
+        self._seen: dict[str, float] = {}
+        self._listening: dict[str, float] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, pid: str, *, challenges: bool = False) -> None:
+        now = time.time()
+        with self._lock:
+            self._seen[pid] = now
+            if challenges:
+                self._listening[pid] = now
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="presence", daemon=True)
+                self._thread.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            seen, self._seen = self._seen, {}
+            listening, self._listening = self._listening, {}
+        try:
+            presence.touch_many(self.r, seen, listening)
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            pass
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.every)
+            self.flush()
 
 
 def client_gone(environ: Mapping[str, Any]) -> bool:
     """Whether the client of this request closed its connection (only under gunicorn, which
-    hands its socket over in ``gunicorn.socket``; elsewhere: never). A readable socket with
-    nothing to read is at end of file; a readable one with data (a pipelined request) is not."""
+    hands its socket over in ``gunicorn.socket``; elsewhere: never). A peek that finds the end
+    of the stream means gone; pending data (a pipelined request) or nothing to read, not.
+
+    The peek is a non-blocking ``recv`` on the descriptor itself: ``select()`` refuses
+    descriptors above 1023, which a process holding a thousand polls hands out, and took every
+    such poll for gone at its first presence refresh (5,000 polls on two processes ended after
+    2 s instead of 60: ``bench/longpoll.py``); the socket object's own ``recv`` would wait
+    (gevent's, or one with a timeout)."""
     sock = environ.get("gunicorn.socket")
     if sock is None:
         return False
     try:
-        readable, _, _ = select.select([sock], [], [], 0)
-        if not readable:
-            return False
-        return bool(sock.recv(1, socket.MSG_PEEK) == b"")
+        fd = sock.fileno()
     except (OSError, ValueError):
         return True
+    if fd < 0:
+        return True
+    peek = _socket.socket(fileno=fd)  # shares the descriptor: detached below, never closed
+    try:
+        return peek.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError):
+        return False  # nothing to read: still there
+    except OSError:
+        return True
+    finally:
+        peek.detach()
 
 
 class Listening:
@@ -66,10 +136,22 @@ class Listening:
         self._next = time.monotonic() + self.every
         if client_gone(self.environ):
             return False
-        presence.touch(self.r, self.pid)
-        if self.challenges:
-            presence.listen(self.r, self.pid)
+        PresenceBatch.of(self.r).add(self.pid, challenges=self.challenges)
         return True
+
+
+def _idle(moved: threading.Event, until: float, listening: Listening | None) -> bool:
+    """Wait until ``moved`` is set or the monotonic time ``until``, refreshing presence on the
+    way; False when the client has gone. Nothing is read meanwhile: a waiting poll costs a
+    wake-up every ``PRESENCE_REFRESH_S`` and a line in the next presence batch, not a read."""
+    while not moved.is_set():
+        left = until - time.monotonic()
+        if left <= 0:
+            return True
+        if listening is not None and not listening.still():
+            return False
+        moved.wait(left if listening is None else listening.slice(left))
+    return True
 
 
 def wait_for_match(r: redis.Redis, notifier: notify.Notifier, mid: str, after: int,
@@ -83,14 +165,17 @@ def wait_for_match(r: redis.Redis, notifier: notify.Notifier, mid: str, after: i
         while True:
             moved.clear()
             doc = matches.get(r, mid, deadline_jobs=deadline_jobs)  # applies a due timeout first
-            left = end - time.monotonic()
-            if doc.version > after or doc.status == FINISHED or left <= 0:
+            now = time.monotonic()
+            if doc.version > after or doc.status == FINISHED or now >= end:
                 return doc
-            if listening is not None and not listening.still():
-                return doc
+            until = end
             if doc.deadline is not None:
-                left = min(left, max(0.0, doc.deadline - time.time()) + DEADLINE_SLACK_S)
-            moved.wait(left if listening is None else listening.slice(left))
+                until = min(end, now + max(0.0, doc.deadline - time.time()) + DEADLINE_SLACK_S)
+            # the document is read again on waking: a waiting poll holds none (a six-seat
+            # match's is tens of kilobytes as objects, times thousands of polls)
+            del doc
+            if not _idle(moved, until, listening):
+                return matches.get(r, mid, deadline_jobs=deadline_jobs)
 
 
 def wait_for_notices(r: redis.Redis, notifier: notify.Notifier, pid: str, after: str | None,
@@ -103,9 +188,7 @@ def wait_for_notices(r: redis.Redis, notifier: notify.Notifier, pid: str, after:
         while True:
             moved.clear()
             notices, cursor = inbox.read(r, pid, after)
-            left = end - time.monotonic()
-            if notices or left <= 0:
+            if notices or time.monotonic() >= end:
                 return notices, cursor
-            if listening is not None and not listening.still():
+            if not _idle(moved, end, listening):
                 return notices, cursor
-            moved.wait(left if listening is None else listening.slice(left))

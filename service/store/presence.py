@@ -16,6 +16,15 @@ def touch(r: redis.Redis, pid: str, now: float | None = None) -> None:
     r.zadd(keys.PRESENCE, {pid: time.time() if now is None else now})
 
 
+def touch_many(r: redis.Redis, seen: dict[str, float], listening: dict[str, float]) -> None:
+    """Many players' last polls at once (player id -> when): the long-polls of one process,
+    written together (``realtime/longpoll.py``); ``listening``: those that answer challenges."""
+    if seen:
+        r.zadd(keys.PRESENCE, seen)
+    if listening:
+        r.zadd(keys.LISTENING, listening)
+
+
 def last_seen(r: redis.Redis, pid: str) -> float | None:
     score = r.zscore(keys.PRESENCE, pid)
     return None if score is None else float(score)

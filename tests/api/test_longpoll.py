@@ -356,3 +356,35 @@ def test_me_events_with_views_carry_the_view_on_each_matchs_newest_notice(api_a:
     mine = api_a.ok(api_a.request("GET", "/v1/me/events", token=p0.token,
                                   params={"views": "true"}))
     assert mine["events"][-1]["view"]["legal_actions"] == []
+
+
+def test_client_gone_tells_an_open_connection_from_a_closed_one_past_descriptor_1023() -> None:
+    """A process holding a thousand polls hands out descriptors above 1023, which select()
+    refuses: such a poll must not be taken for gone (it was, ending 5,000 polls after 2 s)."""
+    import resource
+    import socket
+
+    from service.realtime.longpoll import client_gone
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("this process may not open 1,200 files")
+    if soft != resource.RLIM_INFINITY and soft < 1200:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1200, hard))
+    filler = [socket.socket() for _ in range(1100)]
+    try:
+        server_side, client_side = socket.socketpair()
+        assert server_side.fileno() > 1023
+        environ = {"gunicorn.socket": server_side}
+        assert not client_gone(environ)  # open, nothing sent
+        client_side.sendall(b"GET / HTTP/1.1\r\n")
+        assert not client_gone(environ)  # a pipelined request waits: still there
+        assert server_side.recv(100)
+        client_side.close()
+        assert client_gone(environ)
+        assert server_side.fileno() >= 0  # the check left the socket open
+        server_side.close()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        for s in filler:
+            s.close()
