@@ -108,6 +108,8 @@ def init_app(app: Flask, cfg: Config, *, api: list[Blueprint], exempt: list[Any]
 
 
 def _limits_uri(redis_url: str) -> str:
-    # the `limits` package spells unix sockets redis+unix://
-    return "redis+unix://" + redis_url.removeprefix("unix://") if redis_url.startswith(
-        "unix://") else redis_url
+    # the `limits` package spells unix sockets redis+unix://, and takes redis+cluster:// as we
+    # do, without our own options (wait_replicas: store/cluster.py)
+    if redis_url.startswith("unix://"):
+        return "redis+unix://" + redis_url.removeprefix("unix://")
+    return redis_url.partition("?")[0] if "+cluster://" in redis_url else redis_url

@@ -48,8 +48,9 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable
+from copy import copy
 from typing import Any, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
 from redis.cluster import ClusterNode, ClusterPipeline
@@ -117,7 +118,10 @@ def connect(url: str, *, queue: redis.Redis | str | None = None, **kwargs: Any) 
     if SCHEMES[parts.scheme] == "rediss":
         kwargs.setdefault("ssl", True)
     kwargs.pop("retry", None)  # RedisCluster has its own retries (MOVED, failover)
+    query = parse_qs(parts.query)
     client = Cluster(startup_nodes=nodes, **kwargs)
+    client.wait_replicas = int(query.get("wait_replicas", ["0"])[0])
+    client.wait_timeout_ms = int(query.get("wait_timeout_ms", ["500"])[0])
     client.queue = connect(queue) if isinstance(queue, str) else queue
     return cast(redis.Redis, client)
 
@@ -153,6 +157,10 @@ class Cluster(_RedisCluster):
     docstring); ``transaction=False`` gives the stock, non-transactional pipeline."""
 
     queue: redis.Redis | None = None
+    #: replicas a transaction must reach before it counts as done (``?wait_replicas=N`` in
+    #: the URL; 0: don't wait, as on a single Redis) and how long to wait for them
+    wait_replicas: int = 0
+    wait_timeout_ms: int = 500
 
     def pipeline(self, transaction: bool | None = True, shard_hint: Any = None) -> Any:
         if transaction is False:
@@ -192,6 +200,19 @@ class SlotPipeline(ClusterPipeline):
             reinitialize_steps=parent.reinitialize_steps, retry=parent.retry,
             lock=parent._lock, transaction=True, event_dispatcher=parent._event_dispatcher)
         self.parent = parent
+        # No retry of a transaction's commands: redis-py would send the MULTI/EXEC again on a
+        # new connection after a connection error, without the WATCH (which lived on the lost
+        # connection), so a compare-and-set could overwrite a newer document (a failover is
+        # exactly when that happens). The error is raised instead, as a single Redis's
+        # pipeline does while watching: nothing or everything was applied, the caller's
+        # retry (an Idempotency-Key) finds out which; the topology is refreshed meanwhile.
+        strategy: Any = self._execution_strategy
+        retry = copy(strategy._retry)
+        retry.update_retries(0)
+        strategy._retry = retry
+        self._ll_wait = parent.wait_replicas
+        self._ll_wait_timeout_ms = parent.wait_timeout_ms
+        self._ll_wait_pending = False
         self._ll_reset()
 
     def _ll_reset(self) -> None:
@@ -201,9 +222,28 @@ class SlotPipeline(ClusterPipeline):
         self._ll_after: list[Callable[[], None]] = []
 
     def reset(self) -> Any:
-        super().reset()
-        if hasattr(self, "_ll_ops"):
-            self._ll_reset()
+        try:
+            if getattr(self, "_ll_wait_pending", False):
+                self._ll_wait_pending = False
+                self._wait_replicas()
+        finally:
+            super().reset()
+            if hasattr(self, "_ll_ops"):
+                self._ll_reset()
+
+    def _wait_replicas(self) -> None:
+        """``WAIT`` on the connection that ran the EXEC (ClusterPipeline.execute calls reset()
+        right after it, before the connection goes back to its pool): the change is on
+        ``wait_replicas`` replicas before it is acknowledged, so a failover can't lose it."""
+        conn = getattr(self._execution_strategy, "_transaction_connection", None)
+        if conn is None:
+            return
+        conn.send_command("WAIT", self._ll_wait, self._ll_wait_timeout_ms)
+        acked = int(conn.read_response())
+        if acked < self._ll_wait:
+            raise redis.ConnectionError(
+                f"the change reached {acked} of {self._ll_wait} replicas within "
+                f"{self._ll_wait_timeout_ms} ms: not acknowledged")
 
     def watch(self, *names: Any) -> Any:
         self._ll_watched += [_text(n) for n in names]
@@ -294,6 +334,7 @@ class SlotPipeline(ClusterPipeline):
                 super().execute_command(
                     "SET", box, json.dumps({"at": time.time(), "ops": effects}),
                     "EX", OUTBOX_TTL_S)
+            self._ll_wait_pending = bool(self._ll_wait)  # reset() waits: see _wait_replicas
             out = super().execute(raise_on_error)  # WatchError: nothing was written
             for i, res in zip(in_multi, out, strict=False):
                 results[i] = res

@@ -89,9 +89,10 @@ class RedisCluster:
 
     @property
     def url(self) -> str:
+        """Every node as a start-up node (any of them may be down later: failover tests)."""
         if not self.ports:
             raise RuntimeError("RedisCluster is not started")
-        return f"redis+cluster://127.0.0.1:{self.ports[0]}"
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports)
 
     def client(self, **kwargs: Any) -> redis.Redis:
         """The service's client for this cluster (``service.store.cluster.connect``)."""
@@ -119,10 +120,29 @@ class RedisCluster:
             else:
                 self._create()
             self.wait_ok()
+            if self.replicas:
+                self._wait_replicas_in_sync()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _wait_replicas_in_sync(self) -> None:
+        """Until every replica's link to its master is up (a WAIT can then be answered)."""
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            links = []
+            for port in self.ports:
+                info = self.node(port).info("replication")
+                if info.get("role") == "slave":
+                    links.append(info.get("master_link_status") == "up")
+                else:
+                    links.append(int(info.get("connected_slaves", 0)) >= self.replicas)
+            if all(links):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("the replicas did not sync with their masters")
+            time.sleep(0.05)
 
     def _create_small(self) -> None:
         """One or two masters (bench/scale.py's 1-master figures): the slots split by hand."""
@@ -143,15 +163,19 @@ class RedisCluster:
         assert self.tmpdir is not None
         d = os.path.join(self.tmpdir, str(port))
         os.makedirs(d)
-        args = [
+        self.procs[port] = subprocess.Popen(self._args(port, d), cwd=d,
+                                            stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL)
+
+    def _args(self, port: int, d: str) -> list[str]:
+        return [
             self.server, "--port", str(port), "--bind", "127.0.0.1",
             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
             "--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no",
+            "--enable-debug-command", "local",  # DEBUG SLEEP: a replica that lags (failover)
             "--daemonize", "no", "--dir", d, "--logfile", "redis.log",
         ]  # fmt: skip
-        self.procs[port] = subprocess.Popen(args, cwd=d, stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL)
 
     def _wait_ping(self, port: int) -> None:
         deadline = time.monotonic() + self.startup_timeout
@@ -188,6 +212,51 @@ class RedisCluster:
                 raise RuntimeError(f"the cluster did not become ok: {states}")
             time.sleep(0.05)
 
+    def masters_now(self) -> dict[int, list[Any]]:
+        """Port -> slot ranges of every master with slots and not failed, as a running node
+        sees the cluster."""
+        for port in self.ports:
+            if not self.running(port):
+                continue
+            try:
+                nodes = self.node(port).cluster("nodes")
+            except redis.RedisError:
+                continue
+            return {int(addr.rsplit(":", 1)[1]): info["slots"] for addr, info in nodes.items()
+                    if "master" in info["flags"] and "fail" not in info["flags"]
+                    and info.get("slots")}
+        return {}
+
+    def master_of(self, key: str) -> int:
+        """The port of the master that holds ``key``'s slot now."""
+        slot = int(self.node(self.ports[0]).cluster("keyslot", key)) if self.running(
+            self.ports[0]) else int(next(self.node(p) for p in self.ports
+                                         if self.running(p)).cluster("keyslot", key))
+        for port, ranges in self.masters_now().items():
+            if any(int(lo) <= slot <= int(hi) for lo, hi in ranges):
+                return port
+        raise RuntimeError(f"no master holds slot {slot}")
+
+    def replica_of(self, master: int) -> int:
+        """The port of a replica of the master on ``master``."""
+        nodes = self.node(master).cluster("nodes")
+        me = next(info["node_id"] for info in nodes.values() if "myself" in info["flags"])
+        return next(int(addr.rsplit(":", 1)[1]) for addr, info in nodes.items()
+                    if info.get("master_id") == me)
+
+    def wait_failover(self, dead: int, timeout: float = 30.0) -> None:
+        """Until a replica of the killed master ``dead`` has taken its slots over and every
+        running node says ``cluster_state:ok``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            masters = self.masters_now()
+            if dead not in masters and len(masters) == self.masters:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no failover of {dead}: masters {sorted(masters)}")
+            time.sleep(0.1)
+        self.wait_ok()
+
     def running(self, port: int) -> bool:
         proc = self.procs.get(port)
         return proc is not None and proc.poll() is None
@@ -198,6 +267,20 @@ class RedisCluster:
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait(timeout=5)
+
+    def revive(self, port: int) -> None:
+        """Start a killed node again in its own directory: its nodes.conf makes it rejoin the
+        cluster (a killed master comes back as a replica of the one that took over)."""
+        assert self.tmpdir is not None
+        d = os.path.join(self.tmpdir, str(port))
+        self.procs[port] = subprocess.Popen(self._args(port, d), cwd=d,
+                                            stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL)
+        self._wait_ping(port)
+        self.wait_ok()
+        if self.replicas:
+            self._wait_replicas_in_sync()
 
     def log_tail(self, port: int, lines: int = 20) -> str:
         try:
