@@ -15,7 +15,11 @@ Three loops play the same rules:
   its target x guess pairs is one entry).
 - **bare loop**: the same rules and peer policy written here in plain Python with no events,
   checks, views or state object: the physical reference for "how fast can CPython play a
-  round". ``ratio`` lines are engine / bare from the same run.
+  round". ``peer/bare`` lines are engine / bare from the same run. The bare loop shuffles with
+  one unseeded generator; the engine seeds a generator from ``"<seed>:<round>"`` every round
+  (so a stored match replays), which costs about as much as the rest of a bare 2-player round:
+  ``peer/bare seeded`` compares with the bare loop paying that too. Both loops pick the card
+  with ``random()`` and the rest with ``random.choice``.
 
 Then the cost of one action as the API pays it: ``apply`` + ``view`` + the JSON round trip.
 
