@@ -334,7 +334,9 @@ class SlotPipeline(ClusterPipeline):
                 super().execute_command(
                     "SET", box, json.dumps({"at": time.time(), "ops": effects}),
                     "EX", OUTBOX_TTL_S)
-            self._ll_wait_pending = bool(self._ll_wait)  # reset() waits: see _wait_replicas
+            # reset() waits for the replicas (see _wait_replicas), after writes only
+            self._ll_wait_pending = bool(self._ll_wait) and (
+                box is not None or any(names[i] not in READS for i in in_multi))
             out = super().execute(raise_on_error)  # WatchError: nothing was written
             for i, res in zip(in_multi, out, strict=False):
                 results[i] = res
