@@ -82,10 +82,13 @@ typecheck: $(STAMP)
 # about 8 (each worker starts its own private Redis and API servers; nothing is shared). Whole
 # modules go to one worker (loadscope), so a module's fixtures (a league of bots, a whole stack)
 # start once, as they would in one process.
-# TEST_WORKERS=0 runs it in this one process (e.g. with -x or pdb).
+# Then the tests marked `timing` (how soon a deadline is applied, a long-poll woken: about 2 min)
+# run one at a time, so that they measure the service and not the load of 4 busy workers on 2
+# cores. TEST_WORKERS=0 runs the first phase in this one process (e.g. with -x or pdb).
 TEST_WORKERS ?= 4
 test: lint imports typecheck browser bottools engine redis
-	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=15
+	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "not timing" --durations=15
+	$(VPY) -m pytest -m timing --durations=5
 
 # Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
 # /usr/bin/chromium is missing and apt-get exists (as root, or with password-less sudo). If it

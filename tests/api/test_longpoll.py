@@ -22,6 +22,8 @@ from tests.support.server import ApiServer
 
 # Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
 ON_CLUSTER = True
+# wake-ups within WAKE_BUDGET_S: `make test` runs this module after the parallel phase
+pytestmark = pytest.mark.timing
 
 WAKE_BUDGET_S = 0.100
 

@@ -32,7 +32,7 @@ from tests.support.redis_cluster import ClusterStack
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqProcess, RqWorker
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.timing]
 
 # Run on a single Redis and on a 3-master Redis Cluster, whose RQ queues live on a single Redis
 # of their own (tests/conftest.py): ``q`` is RQ's Redis, ``r`` the data's.
