@@ -28,7 +28,8 @@ machine; the first slot of each is a warm-up.
 
 Prints one figure a line, ``name: number unit``: ``actions/s``, ``action p50 ms``,
 ``action p99 ms``, ``bare actions/s``, ``bare p50 ms``, ``bare p99 ms``, and
-``actions/bare ratio`` (the issue's bar: at least 0.5); comment lines start with ``#``. Only
+``actions/bare ratio`` (issue 17's bar: at least 0.75, or server CPU per action at most 1.33 times
+the bare endpoint's); comment lines start with ``#``. Only
 requests that start and end inside a measured slot count.
 """
 
@@ -425,8 +426,10 @@ def main() -> int:
             print(f"# {clients.matches_played} matches played to the end"
                   + (f", {clients.extra_matches} of them created inside the measured time"
                      if clients.extra_matches else ""))
-            print(f"# bar (actions/s at least half of bare actions/s): "
-                  f"{'met' if ratio >= 0.5 else 'NOT met'}", flush=True)
+            cpu_ok = sys.platform.startswith("linux") and a_cpu <= 1.33 * b_cpu
+            print(f"# bar (issue 17: actions/s at least 0.75 x bare, or server CPU per action at "
+                  f"most 1.33 x bare): {'met' if ratio >= 0.75 or cpu_ok else 'NOT met'}",
+                  flush=True)
             log = server.log_tail(200)
             if "Traceback" in log:
                 print(f"# the server logged an error:\n{log}", file=sys.stderr)
