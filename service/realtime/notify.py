@@ -99,19 +99,23 @@ class Notifier:
                 for msg in pubsub.listen():
                     self._notify(msg.get("channel"))
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
-                # Once per outage: a Redis that is gone for good (a test's, at exit) would
-                # otherwise log every retry.
-                (log.debug if failing else log.warning)(
-                    "notifier lost its subscription: %s; reconnecting", exc)
+                self._lost(exc, failing)
                 failing = True
-                self._subscribed.clear()
-                self._wake_all()
-                time.sleep(0.2)
             finally:
                 try:
                     pubsub.close()
                 except Exception:  # noqa: BLE001 - closing a broken connection
                     pass
+
+    def _lost(self, exc: BaseException, failing: bool) -> None:
+        """The subscription broke: wake every poller (it may miss a wake-up until we are back)
+        and pause before subscribing again. Logged once per outage: a Redis that is gone for
+        good (a test's, at exit) would otherwise log every retry."""
+        (log.debug if failing else log.warning)(
+            "notifier lost its subscription: %s; reconnecting", exc)
+        self._subscribed.clear()
+        self._wake_all()
+        time.sleep(0.2)
 
     def _run_sharded(self) -> None:
         """On a Redis Cluster: SSUBSCRIBE to every shard channel (``keys.shard_channels``), one
@@ -145,12 +149,8 @@ class Notifier:
                 broken.wait()
                 raise redis.ConnectionError("a shard subscription ended")
             except Exception as exc:  # noqa: BLE001 - RedisClusterException is no RedisError
-                (log.debug if failing else log.warning)(
-                    "notifier lost its subscription: %s; reconnecting", exc)
+                self._lost(exc, failing)
                 failing = True
-                self._subscribed.clear()
-                self._wake_all()
-                time.sleep(0.2)
             finally:
                 for ps in subs:
                     try:

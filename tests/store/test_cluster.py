@@ -32,6 +32,9 @@ from tests.support.redis_cluster import ClusterStack
 
 @pytest.fixture
 def r(redis_cluster: ClusterStack) -> Iterator[redis.Redis]:
+    # the session's cluster is shared with other modules on this worker (the API tests' runs
+    # on the cluster), which may leave matches and counters behind: start from an empty one
+    redis_cluster.flushall()
     client = redis_cluster.client()
     yield client
     redis_cluster.flushall()
