@@ -30,6 +30,8 @@ from typing import Any
 
 import redis
 
+from tests.support.redis_proc import terminate
+
 #: what the cluster tests need of redis-server: SSUBSCRIBE/SPUBLISH came with Redis 7.0
 MIN_VERSION = (7, 0)
 
@@ -307,15 +309,7 @@ class RedisCluster:
 
     def stop(self) -> None:
         procs, self.procs = self.procs, {}
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in procs.values():
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+        terminate(list(procs.values()))
         if self.tmpdir is not None:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None

@@ -48,6 +48,19 @@ def find_redis_server() -> str:
     return str(exe)
 
 
+def terminate(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM every process still running, then wait for each (5 s, then SIGKILL)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
 class RedisProcess:
     """A private redis-server process on a unix socket in its own temp directory."""
 
@@ -177,13 +190,7 @@ class RedisProcess:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+        terminate([proc] if proc is not None else [])
         if self.tmpdir is not None:
             shutil.rmtree(self.tmpdir, ignore_errors=True)
             self.tmpdir = None
