@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import os
 import random
 import signal
@@ -48,13 +47,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from service import engine  # noqa: E402
+from tests.support.keepalive import KeepAlive  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 
 MATCH_OPTIONS = {"ruleset": "classic", "seats": 2, "turn_timeout_s": 86400}
@@ -159,33 +159,6 @@ def cpu_seconds(pids: list[int]) -> float:
 # --------------------------------------------------------------------------- the client
 
 
-class Client:
-    """One keep-alive HTTP connection (one per thread)."""
-
-    def __init__(self, port: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-
-    def call(self, method: str, path: str, body: Any = None,
-             token: str | None = None) -> tuple[int, Any]:
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        data = None if body is None else json.dumps(body)
-        self.conn.request(method, path, body=data, headers=headers)
-        resp = self.conn.getresponse()
-        raw = resp.read()
-        return resp.status, json.loads(raw) if raw else None
-
-    def ok(self, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
-        status, data = self.call(method, path, body, token)
-        if status >= 300:
-            raise RuntimeError(f"{method} {path} -> {status}: {data}")
-        return data
-
-    def close(self) -> None:
-        self.conn.close()
-
-
 class Match:
     def __init__(self, mid: str, seed: str, tokens: list[str], version: int) -> None:
         self.id = mid
@@ -195,7 +168,7 @@ class Match:
         self.state = engine.new_match(str(o["ruleset"]), int(o["seats"]), seed=seed)
 
 
-def make_match(c: Client, tokens: list[str], seed: str) -> Match:
+def make_match(c: KeepAlive, tokens: list[str], seed: str) -> Match:
     created = c.ok("POST", "/v1/matches", {**MATCH_OPTIONS, "seed": seed}, tokens[0])
     mid = created["match_id"]
     c.ok("POST", f"/v1/matches/{mid}/join", token=tokens[0])
@@ -304,7 +277,7 @@ class Clients:
             self.ready.abort()
 
     def _client(self, i: int) -> None:
-        c = Client(self.port)
+        c = KeepAlive(self.port)
         rng = random.Random(i)
         tag = f"{os.getpid()}x{i}"
         tokens = [c.ok("POST", "/v1/players", {"name": f"b{tag}s{s}"})["token"] for s in (0, 1)]

@@ -36,8 +36,6 @@ to the actions (a few hundred commands a second against thousands).
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import os
 import random
 import sys
@@ -54,6 +52,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from service import engine  # noqa: E402
+from tests.support.keepalive import KeepAlive  # noqa: E402
 from tests.support.redis_cluster import ClusterStack  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
 from tests.support.rqproc import RqWorker  # noqa: E402
@@ -119,28 +118,6 @@ def pct(xs: list[float], p: float) -> float:
 # --------------------------------------------------------------------------- the load
 
 
-class Conn:
-    def __init__(self, port: int) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-
-    def call(self, method: str, path: str, body: Any = None,
-             token: str | None = None) -> tuple[int, Any]:
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self.conn.request(method, path, body=None if body is None else json.dumps(body),
-                          headers=headers)
-        resp = self.conn.getresponse()
-        raw = resp.read()
-        return resp.status, json.loads(raw) if raw else None
-
-    def ok(self, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
-        status, data = self.call(method, path, body, token)
-        if status >= 300:
-            raise RuntimeError(f"{method} {path} -> {status}: {data}")
-        return data
-
-
 class Load:
     """Client threads playing matches in lockstep with a local replay until ``stop``."""
 
@@ -160,7 +137,7 @@ class Load:
             self.errors.append(e)
             self.ready.abort()
 
-    def _new_match(self, c: Conn, tokens: list[str], seed: str) -> tuple[str, Any, int]:
+    def _new_match(self, c: KeepAlive, tokens: list[str], seed: str) -> tuple[str, Any, int]:
         created = c.ok("POST", "/v1/matches", {**MATCH_OPTIONS, "seed": seed}, tokens[0])
         mid = created["match_id"]
         c.ok("POST", f"/v1/matches/{mid}/join", token=tokens[0])
@@ -171,7 +148,7 @@ class Load:
         return mid, state, int(view["version"])
 
     def _play(self, i: int) -> None:
-        c = Conn(self.port)
+        c = KeepAlive(self.port, timeout=60)
         rng = random.Random(i)
         name = f"s{self.tag}x{i}"
         tokens = [c.ok("POST", "/v1/players", {"name": f"{name}s{s}"})["token"] for s in (0, 1)]
@@ -195,7 +172,7 @@ class Load:
             if state.status == engine.FINISHED:
                 made += 1
                 mid, state, version = self._new_match(c, tokens, f"{name}-{made}")
-        c.conn.close()
+        c.close()
 
 
 @contextmanager
@@ -297,7 +274,7 @@ def main() -> int:
     for kind in opts.stores.split(","):
         results[kind] = r = measure(kind, opts)
         for name, value in r.items():
-            unit = UNITS.get(name, "ms" if "ms" in name.split() else "commands")
+            unit = UNITS.get(name, "ms" if "ms" in name.replace("/", " ").split() else "commands")
             print(f"{kind} {name}: {value:.2f} {unit}", flush=True)
     if "cluster-1" in results and "cluster-3" in results:
         a, b = results["cluster-1"], results["cluster-3"]
