@@ -58,6 +58,11 @@ def redis_server(request: pytest.FixtureRequest) -> RedisProcess | ClusterStack:
 
 @pytest.fixture
 def redis_db(redis_server: RedisProcess | ClusterStack) -> Iterator[redis.Redis]:
+    """A client of the session's private Redis, empty when the test starts and flushed after.
+    Flushed before too: a module that doesn't use this fixture (an API module whose servers
+    write the service clock's heartbeats) may have left keys behind, and a clock whose last
+    tick is seconds old counts the gap as an outage and moves every deadline."""
+    _flush(redis_server)
     client = redis_server.client()
     try:
         yield client
