@@ -21,6 +21,7 @@ import pytest
 import redis
 
 from service.store import clock
+from tests.support.apiclient import Api
 from tests.support.redis_cluster import ClusterStack, find_cluster_tools
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
@@ -105,6 +106,15 @@ def api_server(request: pytest.FixtureRequest,
         assert "Traceback" not in log, f"the server logged an unhandled error:\n{log[-8000:]}"
     finally:
         server.close()
+
+
+@pytest.fixture(scope="module")
+def api(api_server: ApiServer) -> Iterator[Api]:
+    """A plain HTTP client of the module's server (tests/support/apiclient.py); module-scoped,
+    like the server, so module-scoped fixtures (a match set up once) can use it too."""
+    client = Api(api_server.url)
+    yield client
+    client.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -6,24 +6,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 
 from tests.support.apiclient import NO_TIMEOUTS, Api, Player, error_of, play_randomly
-from tests.support.server import ApiServer
 
 # Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
 ON_CLUSTER = True
-
-
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
 
 
 def challenge(api: Api, me: Player, opponents: list[str], **options: Any) -> requests.Response:

@@ -6,7 +6,6 @@ predict every hand. Rated matches never take them."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,15 +16,7 @@ from service.store.errors import StoreError
 from tests.support.apiclient import NO_TIMEOUTS, Api, Player, error_of
 from tests.support.live import safe_deck
 from tests.support.redis_proc import RedisProcess
-from tests.support.server import ApiServer
 from tests.support.snapshot import redis_state
-
-
-@pytest.fixture(scope="module")
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
 
 
 def every_view(api: Api, mid: str, creator: Player, *others: Player) -> list[dict[str, Any]]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -258,13 +257,6 @@ def test_every_answer_matches_the_engine_projection(api_server: ApiServer) -> No
 
 
 # --------------------------------------------------------------------------- own seat only
-
-
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
 
 
 def test_a_token_reads_only_its_own_seat(api: Api) -> None:

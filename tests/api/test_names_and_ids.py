@@ -20,15 +20,7 @@ import redis
 from service.store import players
 from tests.support.apiclient import NO_TIMEOUTS, Api, Player, error_of
 from tests.support.redis_proc import RedisProcess
-from tests.support.server import ApiServer
 from tests.support.snapshot import redis_state
-
-
-@pytest.fixture(scope="module")
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
 
 
 @pytest.fixture

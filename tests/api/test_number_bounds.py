@@ -48,13 +48,6 @@ class Game:
 
 
 @pytest.fixture(scope="module")
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
 def game(api: Api) -> Game:
     mid, seated, _ = api.new_match(2, prefix="num", ruleset="classic", seed="numbers",
                                    first_seat=0, deck=DECK, **NO_TIMEOUTS)

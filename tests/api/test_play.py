@@ -9,7 +9,6 @@ actions.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,17 +23,9 @@ from tests.support.apiclient import (
     play_randomly,
     replay,
 )
-from tests.support.server import ApiServer
 
 # Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
 ON_CLUSTER = True
-
-
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    client = Api(api_server.url)
-    yield client
-    client.close()
 
 
 @pytest.mark.parametrize(("ruleset", "seats", "seed"), [

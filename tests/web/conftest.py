@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.support.apiclient import Api
 from tests.support.redis_proc import RedisProcess
-from tests.support.server import ApiServer
 from tests.support.web import ARGS, CHROMIUM
 
 
@@ -51,14 +49,6 @@ def page(browser: Any) -> Iterator[Any]:
     finally:
         ctx.close()
 
-
-
-@pytest.fixture
-def api(api_server: ApiServer) -> Iterator[Api]:
-    """A plain HTTP client of the module's server (tests/support/apiclient.py)."""
-    client = Api(api_server.url)
-    yield client
-    client.close()
 
 
 @pytest.fixture
