@@ -1,7 +1,8 @@
 """Typed models of what the API sends and takes: views, actions, events, matches, players.
 
 Every model has ``from_dict`` (tolerant: unknown fields are ignored, so a newer server does not
-break an older SDK) and keeps the JSON it came from in ``raw`` where that is useful.
+break an older SDK) and keeps the JSON it came from in ``raw`` where that is useful. The
+dataclass models share one reader (``llsdk._wire``): a new field needs only its declaration.
 
 >>> a = Action.play("guard", target=2, guess="priest")
 >>> a.to_dict()
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._wire import REQUIRED, WireModel, read, wire
 from .cards import VALUES
 
 PLAY = "play"
@@ -104,29 +106,20 @@ def _action(type: Any, card: Any, target: Any, guess: Any, keep: Any,
 
 
 @dataclass(slots=True)
-class Turn:
+class Turn(WireModel):
     """Whose turn it is: ``phase`` is ``play`` or ``chancellor`` (the chancellor's return)."""
 
-    seat: int
+    seat: int = field(metadata=REQUIRED)
     phase: str = PLAY
     deadline: str | None = None  # RFC 3339, online only
     seconds_left: float | None = None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Turn:
-        return cls(
-            seat=d["seat"],
-            phase=d.get("phase", PLAY),
-            deadline=d.get("deadline"),
-            seconds_left=d.get("seconds_left"),
-        )
-
 
 @dataclass(slots=True)
-class Seat:
+class Seat(WireModel):
     """One seat as everyone sees it."""
 
-    seat: int
+    seat: int = field(metadata=REQUIRED)
     tokens: int = 0
     discards: list[str] = field(default_factory=list)  # played and discarded, oldest first
     hand_count: int = 0
@@ -136,32 +129,18 @@ class Seat:
     player_id: str | None = None
     name: str | None = None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Seat:
-        return cls(
-            seat=d["seat"],
-            tokens=d.get("tokens", 0),
-            discards=d.get("discards", []),
-            hand_count=d.get("hand_count", 0),
-            eliminated=d.get("eliminated", False),
-            protected=d.get("protected", False),
-            forfeited=d.get("forfeited", False),
-            player_id=d.get("player_id"),
-            name=d.get("name"),
-        )
-
 
 @dataclass(slots=True)
-class Known:
+class Known(WireModel):
     """A private fact of this round (R30). ``type`` is one of ``priest`` (``seat`` holds
     ``card``), ``baron`` (``seat`` showed ``card`` against your ``mine``), ``king`` (you traded
     ``gave`` for ``received`` with ``seat``), ``prince`` (``seat``'s prince made you draw
     ``card``), ``chancellor_drew`` (``cards``), ``chancellor_returned`` (``keep``, ``bottom``)."""
 
-    type: str
-    seq: int
-    round: int
-    turn: int
+    type: str = field(metadata=REQUIRED)
+    seq: int = field(metadata=REQUIRED)
+    round: int = field(metadata=REQUIRED)
+    turn: int = field(metadata=REQUIRED)
     seat: int | None = None
     card: str | None = None
     mine: str | None = None
@@ -171,26 +150,9 @@ class Known:
     keep: str | None = None
     bottom: list[str] | None = None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Known:
-        return cls(
-            type=d["type"],
-            seq=d["seq"],
-            round=d["round"],
-            turn=d["turn"],
-            seat=d.get("seat"),
-            card=d.get("card"),
-            mine=d.get("mine"),
-            gave=d.get("gave"),
-            received=d.get("received"),
-            cards=d.get("cards"),
-            keep=d.get("keep"),
-            bottom=d.get("bottom"),
-        )
-
 
 @dataclass(slots=True)
-class Event:
+class Event(WireModel):
     """One entry of a match's log. ``data`` holds every field of the event (``seat``, ``card``,
     ``target``, ``guess``, ``hit``, ...); ``private`` events were seen only by some seats.
 
@@ -199,21 +161,15 @@ class Event:
     ``chancellor_return``, ``chancellor_returned``, ``eliminated``, ``forfeit``, ``round_end``,
     ``match_end`` (and ``deck`` in the full record of a finished match)."""
 
-    seq: int
-    round: int
-    type: str
+    seq: int = field(metadata=REQUIRED)
+    round: int = field(metadata=REQUIRED)
+    type: str = field(metadata=REQUIRED)
     data: dict[str, Any] = field(repr=False)
     private: bool = False
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Event:
-        return cls(
-            seq=d["seq"],
-            round=d["round"],
-            type=d["type"],
-            data=d,
-            private=d.get("private", False),
-        )
+    def from_dict(cls, d: Mapping[str, Any]) -> Event:
+        return read(cls, d, data=d)
 
     @property
     def seat(self) -> int | None:
@@ -235,7 +191,7 @@ class Event:
 
 
 @dataclass(slots=True)
-class Result:
+class Result(WireModel):
     """How a finished match ended: ``winners`` (seats), ``placings`` (1 = first, per seat)."""
 
     winners: list[int]
@@ -243,22 +199,13 @@ class Result:
     tokens: list[int] = field(default_factory=list)
     rounds: int = 0
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Result:
-        return cls(
-            winners=d.get("winners", []),
-            placings=d.get("placings", []),
-            tokens=d.get("tokens", []),
-            rounds=d.get("rounds", 0),
-        )
-
 
 @dataclass(slots=True)
-class RoundResult:
+class RoundResult(WireModel):
     """How a round ended: ``reason`` is ``last_standing`` or ``showdown``; every hand and the
     set-aside cards are public then (R25)."""
 
-    round: int
+    round: int = field(metadata=REQUIRED)
     reason: str
     winners: list[int]
     spy_bonus: int | None = None
@@ -266,28 +213,16 @@ class RoundResult:
     set_aside: list[str] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> RoundResult:
-        return cls(
-            round=d["round"],
-            reason=d.get("reason", ""),
-            winners=d.get("winners", []),
-            spy_bonus=d.get("spy_bonus"),
-            hands=d.get("hands", []),
-            set_aside=d.get("set_aside", []),
-            tokens=d.get("tokens", []),
-        )
-
 
 @dataclass(slots=True)
-class View:
+class View(WireModel):
     """What one seat may see of a match (``GET /v1/matches/{id}/view``), or a spectator's
     summary (``seat`` None). ``events`` are this round's, oldest first; ``legal_actions`` is
     non-empty exactly when it is this seat's turn: posting any of them is always legal."""
 
     match_id: str
     version: int
-    status: str  # waiting, active, finished
+    status: str = field(metadata=wire(missing="active"))  # waiting, active, finished
     ruleset: str
     seat: int | None
     round: int
@@ -311,42 +246,19 @@ class View:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], *,
+    def from_dict(cls, d: Mapping[str, Any], *,
                   event_memo: dict[int, Event] | None = None) -> View:
         """The typed view. ``event_memo`` (seq -> Event, for one running match) reuses the
         events already built for an earlier view of the same match (the offline arena)."""
-        turn = d.get("turn")
-        result = d.get("result")
-        last = d.get("last_round")
-        players = d.get("players", [])
-        return cls(
-            match_id=d.get("match_id", ""),
-            version=d.get("version", 0),
-            status=d.get("status", "active"),
-            ruleset=d.get("ruleset", ""),
-            seat=d.get("seat"),
-            round=d.get("round", 0),
-            turn=None if turn is None else Turn.from_dict(turn),
-            hand=d.get("hand", []),
-            players=[Seat.from_dict(p) for p in players],
-            deck_count=d.get("deck_count", 0),
-            face_up=d.get("face_up", []),
-            known=[Known.from_dict(k) for k in d.get("known", ())],
-            legal_actions=[Action.from_dict(a) for a in d.get("legal_actions", ())],
-            events=[Event.from_dict(e) for e in d.get("events", ())] if event_memo is None else
-                   [event_memo.get(e["seq"]) or event_memo.setdefault(e["seq"], Event.from_dict(e))
-                    for e in d.get("events", ())],
-            result=None if result is None else Result.from_dict(result),
-            last_round=None if last is None else RoundResult.from_dict(last),
-            tokens_to_win=d.get("tokens_to_win"),
-            players_count=d.get("players_count") or len(players),
-            set_aside_count=d.get("set_aside_count", 0),
-            two_player_setup=d.get("two_player_setup"),
-            rated=d.get("rated", False),
-            ladder=d.get("ladder"),
-            options=d.get("options") or {},
-            raw=d,
-        )
+        if event_memo is None:
+            v = read(cls, d)
+        else:
+            v = read(cls, d, events=[
+                event_memo.get(e["seq"]) or event_memo.setdefault(e["seq"], Event.from_dict(e))
+                for e in d.get("events", ())])
+        if not v.players_count:
+            v.players_count = len(v.players)
+        return v
 
     # ------------------------------------------------------------------ conveniences
 
@@ -417,31 +329,23 @@ class View:
 
 
 @dataclass(slots=True)
-class SeatInfo:
+class SeatInfo(WireModel):
     """Who sits where."""
 
-    seat: int
+    seat: int = field(metadata=REQUIRED)
     player_id: str | None = None
     name: str | None = None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SeatInfo:
-        return cls(
-            seat=d["seat"],
-            player_id=d.get("player_id"),
-            name=d.get("name"),
-        )
-
 
 @dataclass(slots=True)
-class Match:
+class Match(WireModel):
     """One line of a match list (``GET /v1/matches``, ``GET /v1/me/matches``). ``seat`` and
     ``your_turn`` are set in your own list."""
 
-    match_id: str
-    status: str
-    ruleset: str
-    seats: int
+    match_id: str = field(metadata=REQUIRED)
+    status: str = field(metadata=REQUIRED)
+    ruleset: str = field(metadata=REQUIRED)
+    seats: int = field(metadata=REQUIRED)
     players: list[SeatInfo]
     version: int
     round: int = 0
@@ -454,26 +358,6 @@ class Match:
     created_at: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Match:
-        return cls(
-            match_id=d["match_id"],
-            status=d["status"],
-            ruleset=d["ruleset"],
-            seats=d["seats"],
-            players=[SeatInfo.from_dict(p) for p in d.get("players", [])],
-            version=d.get("version", 0),
-            round=d.get("round", 0),
-            turn_seat=d.get("turn_seat"),
-            winners=d.get("winners"),
-            seat=d.get("seat"),
-            your_turn=bool(d.get("your_turn", False)),
-            rated=bool(d.get("rated", False)),
-            ladder=d.get("ladder"),
-            created_at=d.get("created_at"),
-            raw=d,
-        )
-
     @property
     def aborted(self) -> dict[str, Any] | None:
         """Set when this rated match was aborted (see :attr:`View.aborted`)."""
@@ -482,41 +366,25 @@ class Match:
 
 
 @dataclass(slots=True)
-class MatchPage:
+class MatchPage(WireModel):
     """A page of matches; pass ``next_cursor`` as ``cursor`` for the next (None: last page)."""
 
     matches: list[Match]
     next_cursor: int | None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> MatchPage:
-        return cls(
-            matches=[Match.from_dict(m) for m in d.get("matches", [])],
-            next_cursor=d.get("next_cursor"),
-        )
-
 
 @dataclass(slots=True)
-class EventLog:
+class EventLog(WireModel):
     """``GET /v1/matches/{id}/events``: the events you may see after a ``seq``."""
 
-    match_id: str
+    match_id: str = field(metadata=REQUIRED)
     version: int
     events: list[Event]
     last_seq: int | None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> EventLog:
-        return cls(
-            match_id=d["match_id"],
-            version=d.get("version", 0),
-            events=[Event.from_dict(e) for e in d.get("events", [])],
-            last_seq=d.get("last_seq"),
-        )
-
 
 @dataclass(slots=True)
-class Notice:
+class Notice(WireModel):
     """One notice of ``GET /v1/me/events``: ``match_started``, ``your_turn`` or
     ``match_finished``, about ``match_id`` at ``version``; or ``challenge`` (you are challenged)
     and ``challenge_update`` (a challenge you are in changed), with ``challenge`` (and
@@ -524,7 +392,7 @@ class Notice:
     view of the match as it was when the notice was read, on the newest match notice of each
     match when asked for (``client.me.events(views=True)``), else None."""
 
-    type: str
+    type: str = field(metadata=REQUIRED)
     match_id: str | None
     version: int
     seat: int | None = None
@@ -535,113 +403,59 @@ class Notice:
     view: View | None = field(default=None, repr=False)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Notice:
-        ch = d.get("challenge")
-        return cls(
-            type=d["type"],
-            match_id=d.get("match_id"),
-            version=d.get("version", 0),
-            seat=d.get("seat"),
-            cursor=d.get("cursor"),
-            winners=d.get("winners"),
-            deadline=d.get("deadline"),
-            challenge=Challenge.from_dict(ch) if isinstance(ch, dict) else None,
-            view=View.from_dict(d["view"]) if isinstance(d.get("view"), dict) else None,
-            raw=d,
-        )
 
 
 @dataclass(slots=True)
-class Notices:
+class Notices(WireModel):
     """A batch of notices and the cursor to pass as ``after`` next time."""
 
     events: list[Notice]
-    cursor: str
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Notices:
-        return cls(
-            events=[Notice.from_dict(n) for n in d.get("events", [])],
-            cursor=d.get("cursor") or "0-0",
-        )
+    cursor: str = field(metadata=wire(missing="0-0"))
 
 
 @dataclass(slots=True)
-class Player:
+class Player(WireModel):
     """A player. ``token`` is set only in the answer to registering (it is shown once)."""
 
-    id: str
-    name: str
+    id: str = field(metadata=REQUIRED)
+    name: str = field(metadata=REQUIRED)
     created_at: float | None = None
     token: str | None = field(default=None, repr=False)
     recent_matches: list[Match] = field(default_factory=list)
     ratings: dict[str, Any] = field(default_factory=dict)
     kind: str = "bot"  # or "human": what the player said it is when it registered
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Player:
-        return cls(
-            id=d["id"],
-            name=d["name"],
-            created_at=d.get("created_at"),
-            token=d.get("token"),
-            recent_matches=[Match.from_dict(m) for m in d.get("recent_matches", [])],
-            ratings=d.get("ratings") or {},
-            kind=d.get("kind") or "bot",
-        )
-
 
 @dataclass(slots=True)
-class OnlinePlayer:
+class OnlinePlayer(WireModel):
     """One row of ``GET /v1/players/online``."""
 
-    id: str
+    id: str = field(metadata=REQUIRED)
     name: str
     kind: str = "bot"
     ladders: list[str] = field(default_factory=list)  # present on these
     accepts_challenges: bool = False
     last_seen: float | None = None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> OnlinePlayer:
-        return cls(
-            id=d["id"],
-            name=d.get("name") or "",
-            kind=d.get("kind") or "bot",
-            ladders=list(d.get("ladders") or []),
-            accepts_challenges=bool(d.get("accepts_challenges")),
-            last_seen=d.get("last_seen"),
-        )
-
 
 @dataclass(slots=True)
-class ChallengePlayer:
+class ChallengePlayer(WireModel):
     """The challenger, or one opponent with its ``answer``: pending, accepted or declined."""
 
-    id: str
+    id: str = field(metadata=REQUIRED)
     name: str
     kind: str = "bot"
     answer: str | None = None  # None for the challenger
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ChallengePlayer:
-        return cls(
-            id=d["id"],
-            name=d.get("name") or "",
-            kind=d.get("kind") or "bot",
-            answer=d.get("answer"),
-        )
-
 
 @dataclass(slots=True)
-class Challenge:
+class Challenge(WireModel):
     """A challenge: ``status`` open, accepted (``match_id`` is the match), declined, cancelled
     or expired; ``options`` are the match's (``ruleset``, ``seats``, ``turn_timeout_s``...)."""
 
-    id: str
-    status: str
-    challenger: ChallengePlayer
+    id: str = field(metadata=wire(key="challenge_id", required=True))
+    status: str = field(metadata=wire(missing="open"))
+    challenger: ChallengePlayer = field(metadata=REQUIRED)
     opponents: list[ChallengePlayer]
     options: dict[str, Any] = field(default_factory=dict)
     rated: bool = False
@@ -653,25 +467,6 @@ class Challenge:
     closed_at: float | None = None
     closed_by: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Challenge:
-        return cls(
-            id=d["challenge_id"],
-            status=d.get("status") or "open",
-            challenger=ChallengePlayer.from_dict(d["challenger"]),
-            opponents=[ChallengePlayer.from_dict(o) for o in d.get("opponents") or []],
-            options=dict(d.get("options") or {}),
-            rated=bool(d.get("rated", False)),
-            match_id=d.get("match_id"),
-            seat_order=d.get("seat_order"),
-            created_at=d.get("created_at"),
-            expires_at=d.get("expires_at"),
-            seconds_left=d.get("seconds_left"),
-            closed_at=d.get("closed_at"),
-            closed_by=d.get("closed_by"),
-            raw=dict(d),
-        )
 
     @property
     def ruleset(self) -> str | None:
@@ -687,22 +482,15 @@ class Challenge:
 
 
 @dataclass(slots=True)
-class Challenges:
+class Challenges(WireModel):
     """``GET /v1/me/challenges``: open ones and those closed lately, newest first."""
 
     incoming: list[Challenge] = field(default_factory=list)
     outgoing: list[Challenge] = field(default_factory=list)
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Challenges:
-        return cls(
-            incoming=[Challenge.from_dict(c) for c in d.get("incoming") or []],
-            outgoing=[Challenge.from_dict(c) for c in d.get("outgoing") or []],
-        )
-
 
 @dataclass(slots=True)
-class LeaderboardRow:
+class LeaderboardRow(WireModel):
     """One line of a ladder's leaderboard (ranked by ``rating`` = mu - 3 sigma)."""
 
     player_id: str
@@ -723,32 +511,15 @@ class LeaderboardRow:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> LeaderboardRow:
-        return cls(
-            player_id=d.get("player_id") or d.get("id") or "",
-            name=d.get("name"),
-            rank=d.get("rank"),
-            rating=d.get("rating"),
-            mu=d.get("mu"),
-            sigma=d.get("sigma"),
-            games=d.get("games", 0),
-            wins=d.get("wins", 0),
-            win_rate=d.get("win_rate"),
-            timeouts=d.get("timeouts", 0),
-            seat_balance=list(d.get("seat_balance") or []),
-            provisional=bool(d.get("provisional", False)),
-            benched=bool(d.get("benched", False)),
-            benched_reason=d.get("benched_reason"),
-            kind=d.get("kind") or "bot",
-            raw=d,
-        )
+    def from_dict(cls, d: Mapping[str, Any]) -> LeaderboardRow:
+        return read(cls, d, player_id=d.get("player_id") or d.get("id") or "")
 
 
 @dataclass(slots=True)
-class Ladder:
+class Ladder(WireModel):
     """A configured ladder; ``leaderboard`` is filled by ``client.ladder.get(name)``."""
 
-    name: str
+    name: str = field(metadata=REQUIRED)
     ruleset: str | None = None
     seats: int | None = None
     turn_timeout_s: float | None = None
@@ -760,26 +531,13 @@ class Ladder:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Ladder:
-        board = d.get("leaderboard")
-        entries = d.get("entries")
-        return cls(
-            name=d["name"],
-            ruleset=d.get("ruleset"),
-            seats=d.get("seats"),
-            turn_timeout_s=d.get("turn_timeout_s"),
-            interval_s=d.get("interval_s"),
-            max_concurrent=d.get("max_concurrent"),
-            description=d.get("description"),
-            entries=entries if isinstance(entries, int) else None,
-            leaderboard=[LeaderboardRow.from_dict(e) for e in board] if isinstance(board, list)
-                        else [],
-            raw=d,
-        )
+    def from_dict(cls, d: Mapping[str, Any]) -> Ladder:
+        entries = d.get("entries")  # a count (older servers sent other shapes: ignored)
+        return read(cls, d, entries=entries if isinstance(entries, int) else None)
 
 
 @dataclass(slots=True)
-class LadderEntry:
+class LadderEntry(WireModel):
     """Your standing in a ladder, as entering or leaving answers it."""
 
     ladder: str
@@ -792,17 +550,9 @@ class LadderEntry:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], ladder: str = "") -> LadderEntry:
-        return cls(
-            ladder=d.get("ladder") or ladder,
-            player_id=d.get("player_id"),
-            entered=bool(d.get("entered", False)),
-            present=d.get("present"),
-            benched=bool(d.get("benched", False)),
-            benched_reason=d.get("benched_reason"),
-            active_matches=d.get("active_matches"),
-            raw=d,
-        )
+    def from_dict(cls, d: Mapping[str, Any], ladder: str = "") -> LadderEntry:
+        """``ladder``: the ladder's name, for an answer that does not say it."""
+        return read(cls, d, ladder=d.get("ladder") or ladder)
 
 
 __all__ = [
