@@ -134,6 +134,13 @@ class OpponentModel:
         return 0.5 + (self.keep_high / 2 if lower else -self.keep_high / 2)
 
 
+#: The random baseline (``examples/bots/random_bot.py``): it picks a card uniformly among the
+#: distinct cards it may play, so it plays either card of a pair half the time, the Princess
+#: included (it then leaves the round, R16), and the Countess when R11 forces her. The default
+#: model's ``princess=0.02`` would make a random player who played something else about twice
+#: as likely to hold the Princess, per turn it survived, as it is.
+RANDOM_PLAYER = OpponentModel(keep_high=0.0, princess=0.5)
+
 _VALUES = {rs: tuple(table.get(c, -1) for c in CARDS) for rs, table in VALUES.items()}
 _COPIES = {rs: tuple(table.get(c, 0) for c in CARDS) for rs, table in COPIES.items()}
 
@@ -532,5 +539,5 @@ def sample(view: View, rng: random.Random, model: OpponentModel | None = None) -
     return Sampler(view, model).sample(rng)
 
 
-__all__ = ["OpponentModel", "Policy", "Sampler", "SimError", "engine", "from_engine", "rollout",
-           "sample", "to_engine"]
+__all__ = ["RANDOM_PLAYER", "OpponentModel", "Policy", "Sampler", "SimError", "engine",
+           "from_engine", "rollout", "sample", "to_engine"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from llsdk import arena, sim
 from llsdk.arena import make_view
-from llsdk.cards import CARDS
+from llsdk.cards import CARDS, COPIES
 
 from service import engine
 from service.engine import MatchState
@@ -161,6 +161,27 @@ def test_opponent_model_r11_countess_and_princess() -> None:
     assert m.play_prob(INDEX["princess"], INDEX["guard"], "classic") < 0.05
 
 
+@pytest.mark.parametrize("ruleset", ["classic", "2019"])
+def test_r11_r16_random_player_model_plays_either_card_half_the_time(ruleset: str) -> None:
+    """The random bot picks uniformly among the distinct cards it may play: either card of a
+    pair half the time, the Princess too (R16: it then leaves the round), and the Countess
+    alone when a King or Prince is with her (R11)."""
+    m = sim.RANDOM_PLAYER
+    kinds = [INDEX[c] for c in COPIES[ruleset]]
+    forced = {INDEX["king"], INDEX["prince"]}
+    for x in kinds:
+        for y in kinds:
+            p = m.play_prob(x, y, ruleset)
+            if x == y:
+                assert p == 1.0
+            elif x == INDEX["countess"] and y in forced:
+                assert p == 1.0
+            elif y == INDEX["countess"] and x in forced:
+                assert p == 0.0
+            else:
+                assert p == 0.5, (CARDS[x], CARDS[y])
+
+
 # --------------------------------------------------------------------------- exact posterior
 
 
@@ -286,13 +307,14 @@ def positions(players: int, turns: int, count: int) -> list[tuple[int, int]]:
 
 
 @pytest.mark.parametrize("seed,turns", positions(2, 4, 4) + positions(2, 6, 2))
-@pytest.mark.parametrize("keep_high", [0.0, 0.6])
+@pytest.mark.parametrize("model", [sim.OpponentModel(keep_high=0.0),
+                                   sim.OpponentModel(keep_high=0.6), sim.RANDOM_PLAYER],
+                         ids=["uniform", "keeps-high", "random-player"])
 def test_samples_match_the_exact_posterior_classic_2p(seed: int, turns: int,
-                                                      keep_high: float) -> None:
+                                                      model: sim.OpponentModel) -> None:
     """On small classic 2-player positions the sampler's posterior of (opponent's hand,
     face-down card) equals the brute-force posterior, and 3000 samples (fixed seed) pass a
     chi-square test against it at the 0.1 % level."""
-    model = sim.OpponentModel(keep_high=keep_high)
     state, actions, deck = scripted("classic", 2, seed, turns)
     exact = brute_force(state, actions, deck, 0, model)
     sp = sim.Sampler(make_view(state, 0), model)
