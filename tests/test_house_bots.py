@@ -4,15 +4,21 @@ and stop on SIGTERM."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import pytest
 import requests
 
+from service.ops import house_bots
+from service.store import players
+from service.store.errors import StoreError
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
 
@@ -142,3 +148,46 @@ def test_a_taken_or_stale_name_never_stops_the_house_bots(
         assert players.authenticate(r, kept["house-random-1"]) is not None
     finally:
         r.close()
+
+
+def test_a_house_bot_started_during_a_redis_outage_gets_its_player_once_redis_is_back(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The house bots may start in the middle of an outage (the stack restarts them, or Redis
+    fails over while they start): each keeps trying, with warnings and no traceback, and gets
+    its player within seconds of Redis coming back instead of sitting out until a restart."""
+    rp = RedisProcess().start()
+    try:
+        store = rp.client()
+        rp.kill()
+        stop = threading.Event()
+        got: list[str | None] = []
+        with caplog.at_level(logging.WARNING, logger="service.ops.house_bots"):
+            t = threading.Thread(target=lambda: got.append(house_bots.player_token_retrying(
+                None, store, "house-test-1", stop)))
+            t.start()
+            time.sleep(1.6)  # a few tries against the dead server
+            assert t.is_alive() and not got
+            rp.revive()
+            t.join(house_bots.RETRY_MAX_S + 5)
+        assert not t.is_alive() and got and got[0]
+        tries = [r for r in caplog.records if "cannot get a player yet" in r.getMessage()]
+        assert len(tries) >= 2 and all(r.exc_info is None for r in tries)
+        assert store.hget(house_bots.TOKENS_KEY, "house-test-1") == got[0].encode()
+        assert players.authenticate(store, got[0]) is not None
+        store.close()
+    finally:
+        rp.stop()
+
+
+def test_a_house_bot_that_cannot_get_a_player_for_good_reasons_does_not_retry() -> None:
+    """Only unreachability is retried: any other error (here a refused name: the store raises
+    for a name outside the rules) is raised at once for main() to log, so a bug never loops."""
+    rp = RedisProcess().start()
+    try:
+        store = rp.client()
+        with pytest.raises(StoreError):
+            house_bots.player_token_retrying(None, store, "x" * 500, threading.Event())
+        assert store.hget(house_bots.TOKENS_KEY, "x" * 500) is None
+        store.close()
+    finally:
+        rp.stop()

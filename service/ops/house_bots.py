@@ -106,6 +106,40 @@ def player_token(client: Any, store: Any, name: str) -> str | None:
     return None
 
 
+def _is_transient(e: BaseException) -> bool:
+    """Whether getting a player failed only because Redis or the API is unreachable for now
+    (an outage, a failover, a restart): worth retrying, unlike a bug or a refused name."""
+    from llsdk import ServiceUnavailable, TransportError
+    from redis.exceptions import ClusterDownError, ConnectionError, TimeoutError, TryAgainError
+
+    return isinstance(e, (ConnectionError, TimeoutError, ClusterDownError, TryAgainError,
+                          TransportError, ServiceUnavailable))
+
+
+#: seconds between tries while Redis or the API is unreachable: doubling from the first to the
+#: last, so a bot is back within about 10 s of the end of an outage of any length
+RETRY_FIRST_S, RETRY_MAX_S = 0.5, 10.0
+
+
+def player_token_retrying(client: Any, store: Any, name: str,
+                          stop: threading.Event) -> str | None:
+    """:func:`player_token`, tried again while Redis or the API is unreachable (the house bots
+    may start in the middle of an outage; a bot that sat out until the next restart would leave
+    a ladder without its opponents). None once ``stop`` is set or on a lasting failure."""
+    delay = RETRY_FIRST_S
+    while not stop.is_set():
+        try:
+            return player_token(client, store, name)
+        except Exception as e:
+            if not _is_transient(e):
+                raise
+            log.warning("%s: cannot get a player yet (%s: %s); trying again in %.1f s",
+                        name, type(e).__name__, e, delay)
+        stop.wait(delay)
+        delay = min(delay * 2, RETRY_MAX_S)
+    return None
+
+
 def main() -> int:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "info").upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -151,7 +185,7 @@ def main() -> int:
         for i in range(copies):
             player = f"house-{bot_name.removesuffix('_bot')}-{i + 1}"
             try:
-                token = player_token(anon, store, player)
+                token = player_token_retrying(anon, store, player, stop)
             except Exception:  # noqa: BLE001 - one bot's trouble never stops the others
                 log.exception("%s: could not get a player; this bot sits out", player)
                 token = None
