@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from tests.support.redis_proc import RedisProcess
-from tests.support.web import ARGS, CHROMIUM
+from tests.support.web import ARGS, CHROMIUM, new_context
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +38,7 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh page; JavaScript errors on it fail the test."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx = new_context(browser)
     pg = ctx.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))

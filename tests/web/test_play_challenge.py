@@ -27,7 +27,7 @@ from tests.support.apiclient import Api, Player
 from tests.support.play_browser import click_one_move, wait_my_turn_or_end
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
-from tests.support.web import screenshot
+from tests.support.web import new_context, screenshot
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -242,7 +242,7 @@ def test_two_people_play_each_other(browser: Any, api: Api, api_server: ApiServe
     tables open and each person plays their own moves by clicking until both see the result."""
     base = api_server.url
     pages = []
-    contexts = [browser.new_context(viewport={"width": 1280, "height": 900}) for _ in range(2)]
+    contexts = [new_context(browser) for _ in range(2)]
     try:
         errors: list[str] = []
         for ctx in contexts:
