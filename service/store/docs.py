@@ -8,7 +8,8 @@ from typing import Any
 
 import orjson
 
-from ..engine import MatchState
+from ..engine import Event, MatchState
+from ..engine.state import _FIELDS as _STATE_FIELDS  # what MatchState.to_dict writes but events
 
 #: options a creator may fix in an unrated match (never in a rated one), in the order shown
 FIXABLE_OPTIONS = ("deck", "first_seat", "seed")
@@ -49,9 +50,37 @@ class MatchDoc:
 
     def to_json(self) -> bytes:
         # orjson: this document (event log included) is decoded and encoded on every action.
+        # The event log, most of it, is encoded once: see _events_json.
         d = {k: v for k, v in asdict_shallow(self).items() if k != "state"}
-        d["state"] = None if self.state is None else self.state.to_dict()
+        s = self.state
+        if s is None:
+            d["state"] = None
+        else:
+            # MatchState.to_dict, but for the events (which it turns into plain tuples one by
+            # one: 20 us of its 25 for 200 events)
+            st = {name: getattr(s, name) for name in _STATE_FIELDS}
+            st["events"] = orjson.Fragment(self._events_json(s.events))
+            d["state"] = st
         return orjson.dumps(d)
+
+    def _events_json(self, events: list[Event]) -> bytes:
+        """``events`` as JSON (what ``MatchState.to_dict`` makes of them), encoding only those
+        added since this document, or the one it was copied from, last encoded its log. The
+        log only grows and its events are immutable (shared between copies); the memo is used
+        only when the events it encoded are, one by one, those that start ``events`` (equal
+        tuples: usually the very same objects, which compares in about 2 us for 200 events
+        against about 40 us to encode them)."""
+        memo: tuple[bytes, tuple[Event, ...]] | None = self.__dict__.get("_events_memo")
+        n = len(events)
+        if memo is not None and 0 < len(memo[1]) <= n and tuple(events[:len(memo[1])]) == memo[1]:
+            raw, done = memo
+            if len(done) < n:
+                raw = raw[:-1] + b"," + orjson.dumps(list(map(tuple, events[len(done):])))[1:]
+        else:
+            raw = orjson.dumps(list(map(tuple, events)))
+        # (a tuple shared by the copies: nothing changes it in place)
+        self._events_memo = (raw, tuple(events))
+        return raw
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> MatchDoc:

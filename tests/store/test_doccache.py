@@ -83,3 +83,59 @@ def test_a_document_changed_by_someone_else_is_parsed_again(
     parses = count_parses(monkeypatch)
     assert matches.load(redis_db, doc.id).names[1] == "renamed"
     assert parses[0] == 1
+
+
+# --------------------------------------------------------------------------- the event log's JSON
+
+
+def _plain_json(doc: MatchDoc) -> bytes:
+    """The document as it was encoded before the event log was memoised: every event anew."""
+    import orjson
+
+    d = {name: getattr(doc, name) for name in doc.__dataclass_fields__ if name != "state"}
+    d["state"] = None if doc.state is None else doc.state.to_dict()
+    return orjson.dumps(d)
+
+
+def test_a_document_encodes_to_the_same_bytes_with_its_event_log_memoised() -> None:
+    # a whole match, copied and moved on one action at a time as the store does: each encoding
+    # reuses the previous one's events and adds the new ones
+    state = engine.new_match("classic", 2, seed="memo")
+    doc = MatchDoc(id="m_memo", created_at=1.0, created_by="p_1", options=dict(CLASSIC2),
+                   seats=["p_1", "p_2"], names=["a", "b"], status="active", state=state)
+    i = 0
+    while state.status == engine.ACTIVE:
+        assert doc.to_json() == _plain_json(doc)
+        assert MatchDoc.from_json(doc.to_json()) == doc
+        doc = doc.copy()
+        state = doc.state
+        assert state is not None
+        actions = engine.legal_action_dicts(state)
+        engine.apply_inplace(state, actions[i % len(actions)], seat=state.turn)
+        i += 1
+    assert doc.to_json() == _plain_json(doc)
+    assert i > 10
+
+
+def test_a_memo_of_other_events_is_not_used() -> None:
+    # a copy carries its original's memo; given a log that went another way (or a shorter one),
+    # it encodes its own events
+    state = engine.new_match("classic", 2, seed="fork")
+    doc = MatchDoc(id="m_fork", created_at=1.0, created_by="p_1", options=dict(CLASSIC2),
+                   seats=["p_1", "p_2"], names=["a", "b"], status="active", state=state)
+    doc.to_json()
+    a, b = doc.copy(), doc.copy()
+    assert a.state is not None and b.state is not None
+    actions = engine.legal_action_dicts(a.state)
+    engine.apply_inplace(a.state, actions[0], seat=a.state.turn)
+    engine.apply_inplace(b.state, actions[-1], seat=b.state.turn)
+    assert a.to_json() == _plain_json(a)
+    c = a.copy()  # a's memo: a's events
+    assert c.state is not None
+    c.state.events = list(b.state.events)
+    assert a.state.events[-1] != b.state.events[-1]
+    assert c.to_json() == _plain_json(c)
+    c = a.copy()
+    assert c.state is not None
+    c.state.events = c.state.events[:1]
+    assert c.to_json() == _plain_json(c)
