@@ -130,6 +130,25 @@ def test_racing_reads_past_a_deadline_apply_the_timeout_once(redis_db: redis.Red
     assert after.turn_started == pytest.approx(doc.deadline)
 
 
+def test_a_command_redis_refuses_inside_the_transaction_is_raised(redis_db: redis.Redis) -> None:
+    r = redis_db
+    # (matches._execute, which reads the transaction's replies itself on a single Redis, as
+    # redis-py's execute would: the first error, naming its command)
+    doc, pids = started(r, deadline_jobs=False)
+    r.set(keys.STATS, "not a hash")
+    pid, action = mover(doc, pids)
+    with pytest.raises(redis.ResponseError) as e:
+        matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
+    assert "WRONGTYPE" in str(e.value)
+    if not cluster.is_cluster(r):
+        assert "HINCRBY" in str(e.value)
+    r.delete(keys.STATS)
+    doc = matches.get(r, doc.id, deadline_jobs=False)  # Redis applied the rest (no rollback)
+    pid, action = mover(doc, pids)
+    assert matches.act(r, doc.id, pid, action, respond=respond,
+                       deadline_jobs=False)["version"] == doc.version + 1
+
+
 def test_a_refused_action_changes_nothing(redis_db: redis.Redis) -> None:
     doc, pids = started(redis_db)
     raw = redis_db.get(keys.match(doc.id))
