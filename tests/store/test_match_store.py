@@ -134,14 +134,14 @@ def test_a_command_redis_refuses_inside_the_transaction_is_raised(redis_db: redi
     r = redis_db
     # (matches._execute, which reads the transaction's replies itself on a single Redis, as
     # redis-py's execute would: the first error, naming its command)
+    if cluster.is_cluster(r):
+        pytest.skip("on a cluster the counter is written after the commit (store/cluster.py)")
     doc, pids = started(r, deadline_jobs=False)
     r.set(keys.STATS, "not a hash")
     pid, action = mover(doc, pids)
     with pytest.raises(redis.ResponseError) as e:
         matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
-    assert "WRONGTYPE" in str(e.value)
-    if not cluster.is_cluster(r):
-        assert "HINCRBY" in str(e.value)
+    assert "WRONGTYPE" in str(e.value) and "HINCRBY" in str(e.value)
     r.delete(keys.STATS)
     doc = matches.get(r, doc.id, deadline_jobs=False)  # Redis applied the rest (no rollback)
     pid, action = mover(doc, pids)
