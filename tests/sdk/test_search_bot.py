@@ -3,6 +3,7 @@ option. Strength is measured by bench/bots.py, not here."""
 
 from __future__ import annotations
 
+import math
 import os
 import random
 
@@ -95,6 +96,45 @@ def test_search_bot_keeps_the_counting_bots_move_unless_the_search_beats_it() ->
     assert len(checked) > 10
     assert strict.overruled == 0  # type: ignore[attr-defined]
     assert loose.overruled > 0  # type: ignore[attr-defined]
+
+
+def test_guard_guesses_tell_a_random_player_from_a_careful_one() -> None:
+    """An opponent's Guard naming a card whose every copy is in the public piles is far likelier
+    under the random model than under the careful one; naming a card still in play tells them
+    apart by little (rounds of random play, watched from seat 0)."""
+    bot_module = load_bot(SEARCH_BOT).__class__.__module__
+    guess_evidence = __import__(bot_module).guess_evidence
+    from llsdk.cards import COPIES
+
+    copies = COPIES["2019"]
+    seen = {"gone": 0, "in play": 0}
+    for seed in range(300):
+        rng = random.Random(seed)
+        s = engine.new_match("2019", 4, seed=f"guess:{seed}")
+        while s.status == "active" and s.round == 1 and min(seen.values()) < 3:
+            a = rng.choice(engine.legal_actions(s))
+            public = [c for pile in s.discards for c in pile] + list(s.face_up)
+            s, _ = engine.apply(s, a)
+            if a.guess is None or a.target is None or s.turn is None or 0 in (
+                    s.turn, a.target) or s.round != 1:
+                continue
+            guesser = [e for e in s.events if e.type == "play"][-1].data["seat"]
+            if guesser == 0:
+                continue
+            name = engine.NAMES[a.guess]
+            gone = public.count(a.guess) >= copies[name]
+            ev = guess_evidence(make_view(s, 0))
+            lead = ev["random"][guesser] - ev["heuristic"][guesser]  # this guess and earlier
+            before = [e for e in s.events if e.type == "play" and e.data.get("guess")
+                      and e.data["seat"] == guesser]
+            if len(before) != 1:
+                continue  # judge one guess at a time
+            if gone:
+                assert lead > 1.5  # log((1/9) / (0.02 / cards gone)) at the least
+            else:
+                assert -0.5 < lead <= -math.log(0.98) + 1e-9  # at most the slip's cost
+            seen["gone" if gone else "in play"] += 1
+    assert min(seen.values()) >= 3, seen
 
 
 def test_llsdk_arena_budget_option(capsys: pytest.CaptureFixture[str]) -> None:
