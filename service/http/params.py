@@ -18,8 +18,11 @@ its ids (:func:`id_converter`) and these fields.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import flask
@@ -114,6 +117,35 @@ class Parser(FlaskParser):
         if not is_json_request(req):
             return core.missing
         return loads(req.get_data(cache=True))
+
+
+def plain_body_first(plain: Callable[[Any], dict[str, Any] | None]) -> Callable[[Any], Any]:
+    """Decorator, above ``@blp.arguments(schema)`` and the other flask-smorest decorators of a
+    view whose every answer is a ``Response``: a JSON body that ``plain(body)`` takes (returns
+    it as the schema would load it) goes to the view at once; any other body goes through
+    webargs and marshmallow as before, with their errors. What it skips on the common path is
+    the parsing machinery and one ``ensure_sync`` wrapper per decorator (the response and doc
+    wrappers only pass a ``Response`` through); the documentation is the wrapped view's."""
+
+    def deco(wrapped: Any) -> Any:
+        view = inspect.unwrap(wrapped)
+
+        @functools.wraps(wrapped)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            req = flask.request
+            data = None
+            if is_json_request(req):
+                try:
+                    data = plain(loads(req.get_data(cache=True)))
+                except Exception:  # noqa: BLE001 - webargs then answers it as it always did
+                    data = None
+            if data is None:
+                return wrapped(*args, **kwargs)
+            return view(*args, data, **kwargs)
+
+        return wrapper
+
+    return deco
 
 
 class Blueprint(flask_smorest.Blueprint):  # type: ignore[misc]

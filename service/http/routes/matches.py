@@ -26,6 +26,7 @@ from ..params import (
     QueryInt,
     if_match,
     if_none_match,
+    plain_body_first,
 )
 from ..views import event_list, player_view, public_view, summary
 from .common import (
@@ -265,6 +266,7 @@ class View(MethodView):
 @blp.route("/<match_id:match_id>/actions")
 class Actions(MethodView):
     @auth_first
+    @plain_body_first(_plain_action)  # a legal action as a view lists it skips webargs
     @blp.arguments(ActionSchema())
     @blp.response(200, ViewSchema)
     @blp.doc(security=AUTH, parameters=[
