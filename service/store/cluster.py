@@ -127,7 +127,16 @@ def connect(url: str, *, queue: redis.Redis | str | None = None, **kwargs: Any) 
 
 
 def is_cluster(r: Any) -> bool:
-    return isinstance(r, (_RedisCluster, SlotPipeline))
+    # by type, remembered: isinstance against redis-py's client classes takes about 2 us, and
+    # an action asks several times
+    t = type(r)
+    known = _CLUSTER_TYPES.get(t)
+    if known is None:
+        known = _CLUSTER_TYPES[t] = isinstance(r, (_RedisCluster, SlotPipeline))
+    return known
+
+
+_CLUSTER_TYPES: dict[type, bool] = {}
 
 
 def _tag(key: str) -> str:
