@@ -78,7 +78,7 @@ def test_house_bots_enter_the_ladder_and_keep_their_players(
             end = time.monotonic() + 30
             # (entries stay from the first run: wait for this run's bots to be playing)
             while time.monotonic() < end and not (
-                    log.read_text().count("plays on") == 3 * (run + 1)
+                    log.read_text().count(" plays as ") == 3 * (run + 1)
                     and want <= set(_entered(api_server))):
                 assert proc.poll() is None, log.read_text()
                 time.sleep(0.2)
@@ -123,13 +123,14 @@ def test_a_taken_or_stale_name_never_stops_the_house_bots(
         proc = _start(api_server, redis_server, log)
         try:
             end = time.monotonic() + 30
-            while time.monotonic() < end and log.read_text().count("plays on") < 3:
+            while time.monotonic() < end and log.read_text().count(" plays as ") < 3:
                 assert proc.poll() is None, log.read_text()
                 time.sleep(0.2)
             text = log.read_text()
-            assert text.count("plays on") == 3, text  # random, counting and search
+            assert text.count(" plays as ") == 3, text  # random, counting and search
             assert "house-random-1 is taken" in text
             assert "kept token no longer works" in text
+            assert "house-random-1 (RandomBot) plays as house-random-1-2 " in text  # the real name
             # (house-counting-1 itself is taken too when the test above ran first)
             counting = {"house-counting-1", "house-counting-1-2"}
             deadline = time.monotonic() + 20

@@ -106,6 +106,21 @@ def player_token(client: Any, store: Any, name: str) -> str | None:
     return None
 
 
+def player_name(store: Any, token: str) -> str:
+    """The name the house bot plays under: its own, or ``<name>-<n>`` when its own was taken
+    (only the store knows which, for a kept token); "?" without the stack's Redis or when the
+    store can't say (this only labels a log line)."""
+    if store is None:
+        return "?"
+    from ..store import players
+
+    try:
+        pid = players.authenticate(store, token)
+        return players.get(store, pid)["name"] if pid else "?"
+    except Exception:  # noqa: BLE001 - a label is never worth stopping a bot for
+        return "?"
+
+
 def _is_transient(e: BaseException) -> bool:
     """Whether getting a player failed only because Redis or the API is unreachable for now
     (an outage, a failover, a restart): worth retrying, unlike a bug or a refused name."""
@@ -200,8 +215,9 @@ def main() -> int:
                                          "poll_wait": poll_wait})
             t.start()
             threads.append(t)
-            log.info("%s (%s) plays on %s in %s", player, cls.__name__, url,
-                     ", ".join(ladders) or "no ladder")
+            # the name it plays under, which is what the web pages and the online list show
+            log.info("%s (%s) plays as %s on %s in %s", player, cls.__name__,
+                     player_name(store, token), url, ", ".join(ladders) or "no ladder")
     if not threads:  # idle rather than exit: the stack would only start us again
         log.error("no house bot could get a player; idling until stopped")
         stop.wait()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -44,18 +45,30 @@ def house_bots(api_server: ApiServer, redis_server: RedisProcess,
     with open(log, "ab") as f:
         proc = subprocess.Popen([sys.executable, "-m", "service.ops.house_bots"], cwd=REPO, env=env,
                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
-    names = [f"house-counting-{i}" for i in (1, 2, 3)]
     try:
+        # The names they play under: house-counting-1..3, unless an earlier test on this
+        # session's Redis took one (tests/test_house_bots.py leaves house-counting-1-2 behind
+        # as the kept player of house-counting-1), so read them from the log.
+        names: list[str] = []
+        end = time.monotonic() + 40
+        while time.monotonic() < end and len(names) < 3:
+            assert proc.poll() is None, log.read_text()
+            names = re.findall(r"house-counting-\d \(CountingBot\) plays as (\S+) ",
+                               log.read_text())
+            time.sleep(0.2)
+        assert len(names) == 3 and "?" not in names, log.read_text()
         end = time.monotonic() + 40
         while time.monotonic() < end:
             assert proc.poll() is None, log.read_text()
-            online = requests.get(f"{api_server.url}/v1/players/online", timeout=10).json()
+            online = requests.get(f"{api_server.url}/v1/players/online", params={"limit": 500},
+                                  timeout=10).json()
             takers = {p["name"] for p in online["players"] if p["accepts_challenges"]}
             if set(names) <= takers:
                 break
             time.sleep(0.3)
         else:
-            pytest.fail(f"the house bots are not online for challenges: {log.read_text()[-3000:]}")
+            pytest.fail(f"the house bots {names} are not online for challenges: "
+                        f"{log.read_text()[-3000:]}")
         yield names
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
