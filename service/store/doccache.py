@@ -42,9 +42,10 @@ def parse(mid: str, raw: bytes | str) -> MatchDoc:
     return doc
 
 
-def remember(raw: bytes, doc: MatchDoc) -> None:
-    """Keep a copy of ``doc``, which ``raw`` encodes (after a write, or a parse)."""
-    kept = doc.copy()
+def remember(raw: bytes, doc: MatchDoc, *, copy: bool = True) -> None:
+    """Keep a copy of ``doc``, which ``raw`` encodes (after a write, or a parse); with
+    ``copy=False`` ``doc`` itself, which the caller hands over and never touches again."""
+    kept = doc.copy() if copy else doc
     with _lock:
         _entries[doc.id] = (raw, kept)
         _entries.move_to_end(doc.id)

