@@ -149,6 +149,37 @@ def test_a_command_redis_refuses_inside_the_transaction_is_raised(redis_db: redi
                        deadline_jobs=False)["version"] == doc.version + 1
 
 
+def test_an_actions_commands_are_packed_byte_for_byte_as_redis_py_packs_them(
+        redis_db: redis.Redis) -> None:
+    """matches._pack (hiredis straight, one buffer) against redis-py's own packing of the same
+    commands: an action's transaction, floats and large integers, odd Unicode, raw bytes; a
+    multi-word command name and an argument hiredis refuses go through redis-py (and its
+    error)."""
+    from redis.connection import PythonRespSerializer
+
+    if cluster.is_cluster(redis_db):
+        pytest.skip("a cluster's pipeline packs its own commands (store/cluster.py)")
+    conn = redis_db.connection_pool.get_connection()
+    try:
+        reference = PythonRespSerializer(1 << 30, conn.encoder.encode)
+        doc = b'{"events":[' + b'{"seq":1},' * 2000 + b'{}]}'
+        stack = [("MULTI",), ("SET", "ll:m:{m_1}:state", doc),
+                 ("ZADD", "ll:idx:deadlines", 1796282394.0712862, "m_1"),
+                 ("XADD", "ll:p:p_1:inbox", "MAXLEN", "~", 1000, "*", "n", b'{"n":1}'),
+                 ("PUBLISH", "ll:notify:m:m_1", 4), ("HINCRBY", "ll:stats", "actions", 1),
+                 ("SET", "k\u00e9\U0001f600", 2**70, "EX", 172800), ("ZADD", "z", 1e-7, "m"),
+                 ("EXEC",)]
+        packed = matches._pack(conn, stack)
+        assert len(packed) == 1  # one write
+        assert packed[0] == b"".join(b"".join(reference.pack(*c)) for c in stack)
+        spaced = matches._pack(conn, [("CONFIG GET", "maxmemory")])
+        assert b"".join(spaced) == b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$9\r\nmaxmemory\r\n"
+        with pytest.raises(redis.DataError):
+            matches._pack(conn, [("SET", "k", None)])
+    finally:
+        redis_db.connection_pool.release(conn)
+
+
 def test_a_refused_action_changes_nothing(redis_db: redis.Redis) -> None:
     doc, pids = started(redis_db)
     raw = redis_db.get(keys.match(doc.id))
