@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from llsdk import Client, View
+from llsdk import View
 
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 
 REPO = Path(__file__).resolve().parent.parent

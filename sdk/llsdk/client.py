@@ -162,8 +162,9 @@ class Client:
         return f"Client({self.base_url!r}, token={'***' if self.token else None})"
 
     def with_token(self, token: str) -> Client:
-        """A new client of the same server and settings acting as another player."""
-        return Client(self.base_url, token, timeout=self.timeout, max_retries=self.max_retries,
+        """A new client of the same server and settings acting as another player (of the same
+        class, so a subclass's own settings carry over)."""
+        return type(self)(self.base_url, token, timeout=self.timeout, max_retries=self.max_retries,
                       backoff=self.backoff, max_backoff=self.max_backoff)
 
     # ------------------------------------------------------------------ health

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llsdk import Bot, Client
+from llsdk import Bot
 from llsdk.cli import load_bot
 
 from service.store import keys
 from service.store.docs import FINISHED, MatchDoc
 from tests.support import venv_executable
+from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
 
 pytestmark = pytest.mark.timeout(240)

@@ -25,11 +25,12 @@ from typing import Any
 
 import pytest
 import requests
-from llsdk import Action, Bot, Client, View
+from llsdk import Action, Bot, View
 from rq.registry import FinishedJobRegistry
 
 from service.store import clock
 from service.store.docs import FINISHED, MatchDoc
+from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
 
 pytestmark = pytest.mark.timeout(240)

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import redis
 import requests
-from llsdk import Bot, Client
+from llsdk import Bot
 from llsdk.cli import load_bot
 from rq import Queue
 from rq.job import Job
@@ -39,6 +39,7 @@ from service.jobs import ladder as ladder_jobs
 from service.store import keys, ladders, matches, players, presence, queues
 from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from service.store.errors import StoreError
+from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
 
 pytestmark = pytest.mark.timeout(300)

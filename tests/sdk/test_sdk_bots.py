@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llsdk import Bot, Client, RunStats, View
+from llsdk import Bot, RunStats, View
 from llsdk.cli import load_bot
 
 from tests.support.dropproxy import DropProxy
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

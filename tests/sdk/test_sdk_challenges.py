@@ -14,10 +14,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from llsdk import Bot, Challenge, Client, View
+from llsdk import Bot, Challenge, View
 from llsdk.models import Action
 
 from tests.sdk.test_sdk_bots import Runner, finish
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 
 pytestmark = pytest.mark.timeout(240)

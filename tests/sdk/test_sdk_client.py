@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from llsdk import Action, Client, Ladder, Match, Notice, View, errors
+from llsdk import Action, Ladder, Match, Notice, View, errors
 
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 
 NO_TIMEOUTS: dict[str, Any] = {"turn_timeout_s": 86400}

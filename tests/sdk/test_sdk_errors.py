@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from llsdk import Action, Client, View, errors
+from llsdk import Action, View, errors
 
 from service.http.errors import STATUS
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 from tests.support.snapshot import clear_rate_limits
 

@@ -11,9 +11,9 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-from llsdk import Client
 
 from tests.support import venv_executable
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 import requests
-from llsdk import Action, Bot, Client, View
+from llsdk import Action, Bot, View
 from llsdk.errors import TransportError
 
 from tests.support import venv_executable
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -20,13 +20,13 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import requests
-from llsdk import Client
 
 from service.store import keys
 from service.store.docs import MatchDoc
 from tests.support.housebots import HouseBots
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqWorker
+from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 
 

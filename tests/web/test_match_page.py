@@ -94,7 +94,9 @@ class Driver:
 
     def start(self) -> None:
         if self.kind == "sdk":
-            from llsdk import Bot, Client
+            from llsdk import Bot
+
+            from tests.support.sdkclient import Client
 
             driver = self
 
