@@ -14,6 +14,8 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -50,7 +52,9 @@ def command(kind: str, *args: str) -> list[str]:
 
 def start(kind: str, url: str, *args: str, tokens: int | None = None) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
-    env.update(LLSDK_URL=url, BOT_WAIT="10")
+    # each bot its own new player: a token file of its own (the JS bot keeps one per file)
+    env.update(LLSDK_URL=url, BOT_WAIT="10",
+               BOT_TOKEN_FILE=os.path.join(tempfile.mkdtemp(prefix="lljs-"), "bot.token"))
     if tokens is not None:
         env["BOT_TOKENS_TO_WIN"] = str(tokens)
     return subprocess.Popen(command(kind, *args), env=env, stdout=subprocess.PIPE,
@@ -195,3 +199,100 @@ def test_js_bots_play_the_ladder_and_leave_it() -> None:
         entered = {row["player_id"]: row["entered"]
                    for row in s.get("/v1/ladders/js")["leaderboard"]}
         assert not entered.get(pid, False)
+
+
+# Node's process warnings (MaxListenersExceededWarning, ...) end the bot with status 70
+FATAL_WARNINGS = ("--import=data:text/javascript,process.on('warning',w=>{console.error("
+                  "'fatal warning: '+w.name+': '+w.message);process.exit(70)})")
+
+
+class Lines(threading.Thread):
+    """Reads a process's stdout line by line as it comes (for a test to wait on a line)."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        super().__init__(daemon=True)
+        self.proc, self.lines = proc, list[str]()
+        self.start()
+
+    def run(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, needle: str, timeout: float = 60) -> None:
+        end = time.monotonic() + timeout
+        while not any(needle in ln for ln in self.lines):
+            assert time.monotonic() < end and self.proc.poll() is None, \
+                f"no {needle!r} in:\n" + "\n".join(self.lines[-40:])
+            time.sleep(0.05)
+
+
+@needs_tools
+def test_js_bot_keeps_one_token_in_the_file_it_names(api_server: ApiServer,
+                                                        tmp_path: Path) -> None:
+    """Without LLSDK_TOKEN the bot registers once, says where it saved the token (stderr: the
+    first line of stdout stays the match id), and plays as that player on every start."""
+    token_file = tmp_path / "mine.token"
+    env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
+    env.update(LLSDK_URL=api_server.url, BOT_TOKEN_FILE=str(token_file), BOT_NAME="js-keeper")
+    runs = [subprocess.run(command("js", "play", "m_000000000000"), env=env, text=True,
+                           capture_output=True, timeout=60, cwd=tmp_path) for _ in range(2)]
+    assert "registered js-keeper" in runs[0].stderr and str(token_file) in runs[0].stderr
+    assert "registered" not in runs[1].stderr, runs[1].stderr
+    token = token_file.read_text().strip()
+    assert token and oct(token_file.stat().st_mode & 0o777) == "0o600"
+    me = requests.get(f"{api_server.url}/v1/me", headers={"Authorization": f"Bearer {token}"},
+                      timeout=10).json()
+    assert me["name"] == "js-keeper"
+    # (the match doesn't exist: both runs reached it as that player and exited with its error)
+    assert all(r.returncode == 1 and "not_found" in r.stderr for r in runs), runs
+
+
+@needs_tools
+def test_js_bots_play_200_moves_without_a_warning_say_each_result_and_drain_on_stop() -> None:
+    """Two JS bots on a ladder, with Node's warnings fatal: 200+ moves and a line per finished
+    match with its result; then the first SIGTERM in a match leaves the ladder at once and
+    finishes the match (the bot's own moves to the end), and the bot exits by itself."""
+    with running_stack(LADDER_ENV) as s:
+        env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
+        env.update(LLSDK_URL=s.url, BOT_WAIT="5")
+        node = [shutil.which("node") or "nodejs", FATAL_WARNINGS, str(JS_BOT), "ladder", "js"]
+        players = [s.register(f"js-long-{i}") for i in range(2)]
+        procs = [subprocess.Popen(node + ["6"], env=dict(env, LLSDK_TOKEN=token),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  cwd=REPO) for _, token in players]
+        outs = [finish(p, timeout=300) for p in procs]
+        moves = sum(len(re.findall(r"^seat \d plays ", out, re.M)) for out in outs)
+        assert moves >= 200, f"{moves} moves"
+        for (pid, _), out in zip(players, outs, strict=True):
+            said = re.findall(r"^match (m_\w+) finished \((\d) so far\): (won|lost): winners "
+                              r"(\[[\d,]*\])", out, re.M)
+            assert [int(n) for _, n, _, _ in said] == [1, 2, 3, 4, 5, 6], out
+            for mid, _, outcome, winners in said:
+                match = s.get(f"/v1/matches/{mid}")
+                seat = next(i for i, p in enumerate(match["players"]) if p["player_id"] == pid)
+                assert json.loads(winners) == match["result"]["winners"], (out, match)
+                assert (outcome == "won") == (seat in match["result"]["winners"])
+        # the graceful stop, in the middle of a match
+        stopper = subprocess.Popen(node, env=dict(env, LLSDK_TOKEN=players[0][1], BOT_DRAIN_S="120"),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   cwd=REPO)
+        other = subprocess.Popen(node + ["1"], env=dict(env, LLSDK_TOKEN=players[1][1]),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 cwd=REPO)
+        lines = Lines(stopper)
+        lines.wait_for(" plays ")
+        stopper.send_signal(signal.SIGTERM)
+        lines.wait_for("left ladder js", timeout=10)
+        entered = {row["player_id"]: row["entered"]
+                   for row in s.get("/v1/ladders/js")["leaderboard"]}
+        assert not entered[players[0][0]]
+        assert stopper.wait(timeout=120) == 0, "\n".join(lines.lines)
+        lines.join(timeout=5)
+        finish(other, timeout=60)
+        out = "\n".join(lines.lines)
+        assert "stopping: finishing 1 match(es) in progress" in out, out
+        mid = re.search(r"^match (m_\w+) finished \(1 so far\)", out, re.M)
+        assert mid, out
+        events = s.get(f"/v1/matches/{mid.group(1)}/events")["events"]
+        assert not [e for e in events if e.get("timeout") or e["type"] == "forfeit"], events

@@ -25,11 +25,13 @@ from tests.support.server import ApiServer
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path) -> subprocess.Popen[bytes]:
+def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path,
+           extra: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     env = dict(os.environ, LLSDK_URL=api_server.url, REDIS_URL=redis_server.url,
                HOUSE_BOTS_FILES="random_bot,counting_bot,search_bot", HOUSE_BOTS_COPIES="1",
                HOUSE_BOTS_BUDGET_MS="20",
                HOUSE_BOTS_LADDERS="duel", HOUSE_BOTS_POLL_WAIT="1")
+    env.update(extra or {})
     with open(log, "ab") as f:
         return subprocess.Popen([sys.executable, "-m", "service.ops.house_bots"], cwd=REPO, env=env,
                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
@@ -192,3 +194,56 @@ def test_a_house_bot_that_cannot_get_a_player_for_good_reasons_does_not_retry() 
         store.close()
     finally:
         rp.stop()
+
+
+def test_the_first_sigterm_lets_a_house_bot_finish_its_match_and_a_second_stops_at_once(
+        api_server: ApiServer, redis_server: RedisProcess, tmp_path: Path) -> None:
+    """Issue 27, item 3: a house bot in a challenge match whose opponent (this test) holds the
+    turn keeps playing after the first SIGTERM; the process exits once the match is over, and
+    nothing was resigned or played by the server for it."""
+    url = api_server.url
+    log = tmp_path / "house_bots.log"
+    env_extra = {"HOUSE_BOTS_FILES": "random_bot", "HOUSE_BOTS_DRAIN_S": "120"}
+    proc = _start(api_server, redis_server, log, env_extra)
+    try:
+        end = time.monotonic() + 30
+        while "plays as" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < end, log.read_text()
+            time.sleep(0.2)
+        house = log.read_text().split(" plays as ", 1)[1].split(" on ", 1)[0]
+        me = requests.post(f"{url}/v1/players", json={"name": f"drainer-{time.time_ns() % 10**9}"},
+                           timeout=10).json()
+        auth = {"Authorization": f"Bearer {me['token']}"}
+        ch = requests.post(f"{url}/v1/challenges", json={"opponents": [house]}, headers=auth,
+                           timeout=10).json()
+        end = time.monotonic() + 30
+        while ch.get("status") == "open" and time.monotonic() < end:
+            time.sleep(0.2)
+            ch = requests.get(f"{url}/v1/challenges/{ch['challenge_id']}", headers=auth,
+                              timeout=10).json()
+        assert ch["status"] == "accepted" and ch["match_id"], ch
+        mid = ch["match_id"]
+        os.killpg(proc.pid, signal.SIGTERM)
+        end = time.monotonic() + 30
+        while "finish their matches" not in log.read_text():
+            assert time.monotonic() < end, log.read_text()
+            time.sleep(0.1)
+        # play our side to the end, while the house bot plays its own
+        end = time.monotonic() + 120
+        view = requests.get(f"{url}/v1/matches/{mid}/view", headers=auth, timeout=10).json()
+        while view["status"] == "active":
+            assert time.monotonic() < end, "the match did not end"
+            assert proc.poll() is None, f"it stopped with its match unfinished:\n{log.read_text()}"
+            if view["legal_actions"]:
+                requests.post(f"{url}/v1/matches/{mid}/actions", headers=auth, timeout=10,
+                              json={**view["legal_actions"][0],
+                                    "expected_version": view["version"]})
+            view = requests.get(f"{url}/v1/matches/{mid}/view",
+                                params={"wait": "2", "after": str(view["version"])},
+                                headers=auth, timeout=20).json()
+        assert proc.wait(timeout=30) == 0, log.read_text()
+        events = requests.get(f"{url}/v1/matches/{mid}/events", timeout=10).json()["events"]
+        assert not [e for e in events if e["type"] == "forfeit" or e.get("timeout")], events
+    finally:
+        if proc.poll() is None:
+            _stop(proc)

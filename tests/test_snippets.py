@@ -13,6 +13,8 @@ The curl walkthrough of docs/protocol.md runs in tests/test_readme.py.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import random
 import re
@@ -231,10 +233,39 @@ def test_sdk_readme_blocks_run(api_server: ApiServer, workdir: Path,
             if "view." in code and "view" not in namespace:
                 # the View reference: the view of the match the bot just played
                 namespace["view"] = anon.with_token(token).matches.view(last_match(anon, token))
-            exec(compile(code, f"sdk/README.md:{b.line}", "exec"), namespace)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, f"sdk/README.md:{b.line}", "exec"), namespace)
+            check_prints(b, out.getvalue())
             if rival:
                 rival.finished()
     assert "Cautious" in namespace and "FlatMonteCarlo" in namespace
+
+
+#: ``print(...)  # prints <what it prints>``: a claim about a block's output ("..." is anything)
+_PRINTS = re.compile(r"^\s*print\(.*\)\s+# prints (.+)$", re.M)
+
+
+def check_prints(block: Block, output: str) -> None:
+    """Every ``# prints X`` comment of a block matches a line the block printed, in order, so a
+    figure or shape shown on the page is the one a reader gets."""
+    lines = output.splitlines()
+    for claim in _PRINTS.findall(block.code):
+        pattern = re.compile(".*".join(re.escape(part) for part in claim.strip().split("...")))
+        found = next((i for i, ln in enumerate(lines) if pattern.fullmatch(ln.strip())), None)
+        assert found is not None, f"{block.path}:{block.line}: no printed line matches " \
+                                  f"{claim!r}; it printed:\n{output[-3000:]}"
+        lines = lines[found + 1:]
+
+
+def test_a_prints_claim_must_match_what_the_block_printed() -> None:
+    b = Block("x", 1, "python", "print(1 / 4)   # prints 0.25\nprint(x)   # prints a ... c\n",
+              None)
+    check_prints(b, "0.25\na b c\n")
+    with pytest.raises(AssertionError):
+        check_prints(b, "0.52\na b c\n")
+    with pytest.raises(AssertionError):  # in order
+        check_prints(b, "a b c\n0.25\n")
 
 
 def last_match(anon: Client, token: str) -> str:

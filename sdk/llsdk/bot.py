@@ -33,11 +33,14 @@ and needs no locking around the bot or the HTTP session.
   (default: yes, to any unrated challenge in a ruleset of ``Bot.rulesets``); the match that
   starts is then played like any other. Challenges that came while it was down are answered at
   start. ``run(..., challenges=False)`` leaves them unanswered.
-- Stops cleanly on Ctrl-C, when ``stop_event`` is set, or after ``max_matches`` finished matches
-  (from the command line, SIGTERM too). Stopping cuts the long-poll in flight (it does not wait
-  it out) and leaves the ladders the runner entered, within about a second in all, so a stopped
-  bot is never seated again; a match it is playing at that moment is not resigned (restart the
-  bot within the turn time and it plays on), so it may still be lost by timeouts.
+- Stops gracefully: the first Ctrl-C (from the command line, SIGTERM too), or ``drain_event``,
+  leaves the ladders the runner entered (it is never seated again), stops answering challenges,
+  and finishes the matches in progress, saying how many, for at most ``drain_s`` seconds
+  (``DRAIN_S``, 60 s: a match between bots takes seconds, and a turn at most its turn time).
+  A second Ctrl-C or SIGTERM, ``stop_event``, the drain limit, or ``max_matches`` finished
+  matches stop at once: the long-poll in flight is cut, within about a second in all, and no
+  match is resigned, so a bot restarted with the same token picks its running matches up again
+  (within the turn time, it loses nothing).
 - Says what happens on the ``llsdk.bot`` logger: at INFO one line per match started, per round
   result and per match finished; at DEBUG also every move it makes (``llsdk play`` shows INFO,
   ``-v`` DEBUG, ``-q`` neither).
@@ -85,6 +88,8 @@ MAX_OUTAGE_WAIT_S = 2.0
 LEAVE_BUDGET_S = 1.0
 #: how often the stop watcher looks at ``stop_event``
 STOP_POLL_S = 0.05
+#: how long a graceful stop may spend finishing the matches in progress (seconds)
+DRAIN_S = 60.0
 
 
 class Bot:
@@ -127,13 +132,16 @@ class Bot:
 
     def run(self, client: Client, ladders: Iterable[str] = (), *, max_matches: int | None = None,
             stop_event: threading.Event | None = None, cursor_file: str | None = None,
-            poll_wait: float = 25.0, challenges: bool = True) -> RunStats:
+            poll_wait: float = 25.0, challenges: bool = True,
+            drain_event: threading.Event | None = None, drain_s: float = DRAIN_S) -> RunStats:
         """Play every match this bot's token is in until stopped (see the module docstring).
         ``ladders`` are entered first (a server without ladders yet is tolerated); with
-        ``challenges`` (the default) challenges are answered by :meth:`accept_challenge`."""
+        ``challenges`` (the default) challenges are answered by :meth:`accept_challenge`.
+        ``drain_event`` (or the first Ctrl-C) stops gracefully, finishing the matches in
+        progress for at most ``drain_s`` seconds; ``stop_event`` stops at once."""
         return Runner(self, client, ladders=ladders, max_matches=max_matches,
                       stop_event=stop_event, cursor_file=cursor_file, poll_wait=poll_wait,
-                      challenges=challenges).run()
+                      challenges=challenges, drain_event=drain_event, drain_s=drain_s).run()
 
     @classmethod
     def main(cls, argv: Sequence[str] | None = None) -> int:
@@ -165,7 +173,8 @@ class Runner:
     def __init__(self, bot: Bot, client: Client, *, ladders: Iterable[str] = (),
                  max_matches: int | None = None, stop_event: threading.Event | None = None,
                  cursor_file: str | None = None, poll_wait: float = 25.0,
-                 resync_every: float = 60.0, challenges: bool = True) -> None:
+                 resync_every: float = 60.0, challenges: bool = True,
+                 drain_event: threading.Event | None = None, drain_s: float = DRAIN_S) -> None:
         self.bot = bot
         self.client = client
         self.ladders = list(ladders)
@@ -185,33 +194,78 @@ class Runner:
         self._done = False  # max_matches reached (the caller's stop_event is left alone)
         self._entered: list[str] = []  # the ladders this runner entered (left when it stops)
         self._finished = threading.Event()
+        self.drain_event = drain_event or threading.Event()
+        self.drain_s = drain_s
+        self._drain_until: float | None = None  # set when the graceful stop began
+        self._live: set[str] = set()  # matches under way (started, not finished)
+        self._cursor: str | None = None
 
     # ------------------------------------------------------------------ the loop
 
     @property
+    def draining(self) -> bool:
+        return self._drain_until is not None
+
+    @property
     def stopping(self) -> bool:
-        return self._done or self.stop_event.is_set()
+        return self._done or self.stop_event.is_set() or (
+            self._drain_until is not None and time.monotonic() >= self._drain_until)
 
     def run(self) -> RunStats:
         self._finished.clear()
         watcher = threading.Thread(target=self._watch_stop, name="llsdk-stop", daemon=True)
         watcher.start()
         try:
-            self._loop()
-        except KeyboardInterrupt:
-            log.info("interrupted: stopping")
+            while True:
+                try:
+                    self._loop()
+                    break
+                except KeyboardInterrupt:
+                    if self.draining or self.drain_s <= 0:
+                        log.info("interrupted again: stopping now (no match is resigned)")
+                        break
+                    self.drain_event.set()  # the loop starts the graceful stop
+            if self._drain_until is not None and self._live and not self._done \
+                    and not self.stop_event.is_set():
+                log.warning("drain limit (%.0f s) reached: stopping with %d match(es) "
+                            "unfinished; restart with the same token to play them on",
+                            self.drain_s, len(self._live))
         finally:
             self._finished.set()
             self._leave_ladders()
         return self.stats
 
     def _watch_stop(self) -> None:
-        """Cut the request in flight (the long-poll) as soon as ``stop_event`` is set."""
+        """Cut the request in flight (the long-poll) as soon as ``stop_event`` is set, when a
+        graceful stop is asked for (so that the loop starts it now) and at the drain limit."""
+        drain_seen = False
         while not self._finished.is_set():
             if self.stop_event.wait(STOP_POLL_S):
                 if not self._finished.is_set():
                     self.client.interrupt()
                 return
+            if not drain_seen and self.drain_event.is_set():
+                drain_seen = True
+                self.client.interrupt()
+            if self._drain_until is not None and time.monotonic() >= self._drain_until:
+                self.client.interrupt()
+                return
+
+    def _begin_drain(self) -> None:
+        """The graceful stop: leave the ladders, stop answering challenges, and finish the
+        matches in progress (the loop ends when none is left, or at the drain limit)."""
+        self._drain_until = time.monotonic() + max(0.0, self.drain_s)
+        self.challenges = False
+        self._leave_ladders()
+        try:
+            self._resync()  # what is under way now, from the server
+        except (TransportError, ServerError, RateLimited) as e:
+            log.warning("stopping: could not list the matches in progress (%s)", e)
+        if self._live:
+            log.info("stopping: finishing %d match(es) in progress (up to %.0f s; Ctrl-C "
+                     "again to stop now)", len(self._live), self.drain_s)
+        else:
+            log.info("stopping: no match in progress")
 
     def _leave_ladders(self) -> None:
         """Leave the entered ladders, within ``LEAVE_BUDGET_S`` in all (a server that is down
@@ -233,23 +287,32 @@ class Runner:
         self._entered = []
 
     def _loop(self) -> None:
-        cursor: str | None = None
         synced = False
         backoff = 1.0
         last_sync = 0.0
         while not self.stopping:
             try:
+                if self.drain_event.is_set() and not self.draining:
+                    self._begin_drain()
+                    synced, last_sync = True, time.monotonic()
+                if self.draining and not self._live:
+                    log.info("every match in progress finished: stopped")
+                    break
                 if not synced:
-                    self._enter_ladders()
-                    if cursor is None:
-                        cursor = self._load_cursor() or self.client.me.head()
+                    if not self.draining:
+                        self._enter_ladders()
+                    if self._cursor is None:
+                        self._cursor = self._load_cursor() or self.client.me.head()
                     self._resync()
                     synced, last_sync = True, time.monotonic()
-                notices = self.client.me.events(after=cursor, wait=self.poll_wait,
+                wait = self.poll_wait
+                if self._drain_until is not None:
+                    wait = max(0.0, min(wait, self._drain_until - time.monotonic()))
+                notices = self.client.me.events(after=self._cursor, wait=wait,
                                                 challenges=self.challenges, views=True)
                 self._handle(notices.events)
-                cursor = notices.cursor
-                self._save_cursor(cursor)
+                self._cursor = notices.cursor
+                self._save_cursor(self._cursor)
                 if time.monotonic() - last_sync > self.resync_every and not self.stopping:
                     self._resync()  # belt and braces: a notice lost to inbox trimming
                     last_sync = time.monotonic()
@@ -257,6 +320,8 @@ class Runner:
             except (TransportError, ServerError, RateLimited) as e:
                 if self.stopping:
                     break
+                if self.drain_event.is_set() and not self.draining:
+                    continue  # the watcher cut the long-poll to start the graceful stop
                 self.stats.outages += 1
                 retry_after = getattr(e, "retry_after", None)
                 wait = retry_after if retry_after else backoff
@@ -373,9 +438,12 @@ class Runner:
                 view = self.client.matches.view(mid)
             except NotFound:
                 self._versions.pop(mid, None)
+                self._live.discard(mid)
                 return
         for _ in range(200):
             self._versions[mid] = max(view.version, self._versions.get(mid, -1))
+            if view.status == "active":
+                self._live.add(mid)
             if view.status != "waiting" and mid not in self._started:
                 self._started.add(mid)
                 log.info("%s", describe_start(view))
@@ -421,6 +489,7 @@ class Runner:
     def _finish(self, view: View) -> None:
         mid = view.match_id
         self._versions.pop(mid, None)
+        self._live.discard(mid)
         if mid in self._ended:
             return
         self._ended.add(mid)
@@ -584,6 +653,10 @@ def add_play_arguments(ap: argparse.ArgumentParser) -> None:
                     help="persist the notice cursor here (resume exactly after a restart)")
     ap.add_argument("--poll-wait", type=float, default=25.0, metavar="S",
                     help="long-poll wait in seconds (default %(default)s)")
+    ap.add_argument("--drain", type=float, default=DRAIN_S, metavar="S",
+                    help="on the first Ctrl-C or SIGTERM, finish the matches in progress for "
+                         "at most S seconds (default %(default)s; 0: stop at once); a second "
+                         "one stops at once")
     noise = ap.add_mutually_exclusive_group()
     noise.add_argument("-q", "--quiet", action="store_true",
                        help="print warnings and errors only")
@@ -616,14 +689,26 @@ def play_from_args(bot: Bot, args: argparse.Namespace) -> int:
         return 1
     log.info("playing as %s (%s) on %s", me.name, me.id, args.url)
     stop = threading.Event()
-    if threading.current_thread() is threading.main_thread():  # SIGTERM stops like Ctrl-C
-        signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+    drain = threading.Event()
+    drain_s = float(getattr(args, "drain", DRAIN_S))
+
+    def on_signal(signum: int, frame: object) -> None:
+        # the first Ctrl-C or SIGTERM drains (the runner says so), a second one stops now
+        if drain.is_set() or drain_s <= 0:
+            stop.set()
+        else:
+            drain.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
     stats = bot.run(client, ladders=args.ladder, max_matches=args.max_matches,
-                    stop_event=stop, cursor_file=args.cursor_file, poll_wait=args.poll_wait)
+                    stop_event=stop, cursor_file=args.cursor_file, poll_wait=args.poll_wait,
+                    drain_event=drain, drain_s=drain_s)
     log.info("stopped: %d matches finished, %d won, %d moves", stats.matches_finished,
              stats.wins, stats.moves)
     client.close()
     return 0
 
 
-__all__ = ["Bot", "RunStats", "Runner", "add_play_arguments", "play_from_args"]
+__all__ = ["DRAIN_S", "Bot", "RunStats", "Runner", "add_play_arguments", "play_from_args"]

@@ -97,6 +97,12 @@ class _InterruptibleAdapter(HTTPAdapter):
                     pass
 
 
+def _seconds(wait: float) -> str:
+    """A wait as the API reads it: plain decimals, never an exponent (``str(5e-05)`` is
+    ``'5e-05'``, which the server refuses), never negative."""
+    return f"{max(0.0, wait):.3f}".rstrip("0").rstrip(".")
+
+
 class Client:
     """A client of one Love Letter Arena server.
 
@@ -347,7 +353,7 @@ class Matches(_Namespace):
         """Long-poll: your view once the match is past version ``after``, or the unchanged
         view after ``wait`` seconds (the server caps it at 60)."""
         return View.from_dict(self._get(f"/v1/matches/{match_id}/view",
-                                        {"after": after, "wait": wait},
+                                        {"after": after, "wait": _seconds(wait)},
                                         timeout=self._c.timeout + wait))
 
     def watch(self, match_id: str, wait: float = 30.0) -> Iterator[View]:
@@ -413,7 +419,7 @@ class Me(_Namespace):
         ``players.online()`` while you poll). With ``views`` the newest match notice of each
         match carries your current view of it (``Notice.view``): act on it without reading
         the view (``Bot.run`` does)."""
-        params: dict[str, Any] = {"wait": wait}
+        params: dict[str, Any] = {"wait": _seconds(wait)}
         if after is not None:
             params["after"] = after
         if challenges:

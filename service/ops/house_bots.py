@@ -12,7 +12,11 @@ in seconds (default 10; a stop waits at most that long for the polls in flight).
 registered player named ``house-<bot>-<n>`` (a namespace nobody else may register; see
 :func:`player_token`); its token is kept in Redis (``REDIS_URL``, hash ``ll:house_bots``) so a
 restart plays on as the same player.
-SIGTERM or Ctrl-C stops every bot after the move in hand.
+The first SIGTERM or Ctrl-C stops gracefully: every bot leaves its ladders and finishes the
+matches it is playing, for at most ``HOUSE_BOTS_DRAIN_S`` seconds (default 15: a match between
+house bots takes a few seconds; the compose file's ``stop_grace_period`` and ``make run``'s wait
+for this process are longer); a second one stops every bot after the move in hand, resigning
+nothing (a restart plays on).
 """
 
 from __future__ import annotations
@@ -33,6 +37,16 @@ log = logging.getLogger("service.ops.house_bots")
 TOKENS_KEY = "ll:house_bots"
 DEFAULT_FILES = "random_bot,counting_bot,search_bot"
 REPO = Path(__file__).resolve().parents[2]
+#: the default of ``HOUSE_BOTS_DRAIN_S``: how long a graceful stop finishes matches (seconds)
+DRAIN_S = 15.0
+
+
+def drain_seconds() -> float:
+    """``HOUSE_BOTS_DRAIN_S``: how long the first SIGTERM lets the bots finish their matches."""
+    try:
+        return max(0.0, float(os.environ.get("HOUSE_BOTS_DRAIN_S") or DRAIN_S))
+    except ValueError:
+        raise SystemExit("HOUSE_BOTS_DRAIN_S must be a number of seconds") from None
 
 
 def bots_dir() -> Path:
@@ -172,10 +186,19 @@ def main() -> int:
         raise SystemExit("HOUSE_BOTS_BUDGET_MS must be a number of milliseconds") from None
     copies = int(os.environ.get("HOUSE_BOTS_COPIES") or 2)
     poll_wait = float(os.environ.get("HOUSE_BOTS_POLL_WAIT") or 10)
+    threads: list[threading.Thread] = []
+    drain_s = drain_seconds()
     stop = threading.Event()
+    drain = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
+        # the first signal drains (each bot finishes its matches), a second one stops now
+        if drain.is_set() or drain_s <= 0 or not threads:
+            stop.set()
+        else:
+            log.info("stopping: the house bots finish their matches (up to %.0f s; signal "
+                     "again to stop now)", drain_s)
+            drain.set()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -194,7 +217,6 @@ def main() -> int:
     ladders = [n.strip() for n in wanted.split(",") if n.strip()] if wanted else \
         [lad.name for lad in anon.ladder.list()]
     store = _token_store()
-    threads = []
     for bot_name in names:
         cls = load_bot_class(bots_dir() / f"{bot_name}.py")
         for i in range(copies):
@@ -212,15 +234,19 @@ def main() -> int:
                 bot.budget = budget_ms / 1000
             t = threading.Thread(target=bot.run, args=(client,), name=player, daemon=True,
                                  kwargs={"ladders": ladders, "stop_event": stop,
-                                         "poll_wait": poll_wait})
+                                         "poll_wait": poll_wait, "drain_event": drain,
+                                         "drain_s": drain_s})
             t.start()
             threads.append(t)
             # the name it plays under, which is what the web pages and the online list show
             log.info("%s (%s) plays as %s on %s in %s", player, cls.__name__,
                      player_name(store, token), url, ", ".join(ladders) or "no ladder")
+    if drain.is_set():  # a stop came while the bots were starting: they drain at once
+        log.info("stopping while starting: the bots started finish their matches")
     if not threads:  # idle rather than exit: the stack would only start us again
         log.error("no house bot could get a player; idling until stopped")
-        stop.wait()
+        while not (stop.is_set() or drain.is_set()):
+            stop.wait(0.5)
     while not stop.is_set() and any(t.is_alive() for t in threads):
         time.sleep(0.5)
     stop.set()

@@ -20,9 +20,10 @@ answers, as the last thing on screen. Everything the children write goes to ``$R
 unless set otherwise; ``json`` gives JSON lines), RQ's worker and cron at WARNING (their
 per-job lines, 3-4 per deadline job, would be most of the file), the house bots' warnings.
 
-Ctrl-C (SIGINT) or SIGTERM stops everything it started: each child runs in its own process group
-and gets SIGTERM, then SIGKILL after a grace period; the embedded Redis is stopped last. A second
-Ctrl-C kills at once.
+Ctrl-C (SIGINT) or SIGTERM stops everything it started: the house bots first, which finish the
+matches they are playing while the API still answers (``HOUSE_BOTS_DRAIN_S``, 15 s at most),
+then every other child (each runs in its own process group) gets SIGTERM, then SIGKILL after a
+grace period; the embedded Redis is stopped last. A second Ctrl-C kills at once.
 
 Supervision: once the stack is up, a child that exits on its own (the embedded Redis included) is
 logged and started again, after a backoff that doubles from ``RESTART_MIN_S`` (1 s) to
@@ -55,10 +56,13 @@ from typing import IO
 import redis
 
 from ..store.queues import QUEUES
+from . import house_bots
 
 REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
 GRACE_S = 10.0  # SIGTERM -> SIGKILL
+#: the house bots get their drain time plus this to cut their long-polls and leave the ladders
+HOUSE_BOTS_MARGIN_S = 5.0
 #: the log level of RQ's worker and cron processes under make run (``RQ_LOG_LEVEL``)
 RQ_LOG_LEVEL = os.environ.get("RQ_LOG_LEVEL") or "WARNING"
 STARTUP_TIMEOUT_S = 30.0
@@ -413,10 +417,18 @@ class Runner:
                 time.sleep(0.2)
             return 0
         finally:
-            # The stack first (in parallel), the embedded Redis last.
+            # The house bots first, while the API still answers: their first SIGTERM lets them
+            # finish their matches (house_bots.drain_seconds()); then the stack (in parallel),
+            # the embedded Redis last.
+            bots = [c for c in self.children if c.spec.name == "house-bots" and c.alive()]
+            if bots:
+                drain_s = house_bots.drain_seconds()
+                print(f"[run] the house bots finish their matches (up to {drain_s:.0f}s; "
+                      "Ctrl-C again to kill everything now)", flush=True)
+                stop_all(bots, grace_s=drain_s + HOUSE_BOTS_MARGIN_S)
             redis_child = next((c for c in self.children if c.spec.name == "redis"), None) \
                 if embedded else None
-            stop_all([c for c in self.children if c is not redis_child])
+            stop_all([c for c in self.children if c is not redis_child and c not in bots])
             if redis_child is not None:
                 stop_all([redis_child])
             if embedded is not None:
