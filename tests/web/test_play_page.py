@@ -36,7 +36,8 @@ from tests.support.server import ApiServer
 from tests.support.web import screenshot
 
 SHOWN_JS = """() => {
-  const outside = (n) => !n.closest('#choices');   // the guard's guess list names every card
+  // the guard's guess list and the card tracker name every card of the ruleset
+  const outside = (n) => !n.closest('#choices, #tracker');
   const named = [...document.querySelectorAll('[data-card]')].filter(outside).map(n => n.dataset.card);
   const text = ['#log', '#known', '#result', '#opponents', '#centre', '#me-discards']
     .map(s => document.querySelector(s)).filter(Boolean).map(n => n.innerText).join('\\n');
