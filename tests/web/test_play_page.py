@@ -111,6 +111,8 @@ def test_play_page_never_shows_another_seats_hidden_card(
                 screenshot(page, "play-secret-check")
             click_one_move(page, rng)
         assert page_state(page)["status"] == "finished"
+    page.wait_for_selector("#result #match-result")
+    screenshot(page, "table-match-end")
     assert checks >= 3, checks
     # Only the player's own endpoints, with the player's own token.
     api_calls = [(m, urlsplit(u).path, a) for m, u, a in calls if urlsplit(u).path.startswith("/v1/")]
