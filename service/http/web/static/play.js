@@ -146,7 +146,9 @@
         { body: { ...action, expected_version: view.version }, headers: { "Idempotency-Key": key } });
       choice = null;
       posting = false;
-      await apply(data);
+      // the move is in; if the events it skipped can't be read now, the long-poll (still
+      // behind this version) brings the view again and apply() retries the gap
+      await apply(data).catch((e) => { console.warn(e); render(); });
     } catch (e) {
       posting = false;
       choice = null;
