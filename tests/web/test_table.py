@@ -51,6 +51,15 @@ AT_END_JS = """() => { const l = document.getElementById('log');
   return l.scrollHeight - l.scrollTop - l.clientHeight < 45; }"""
 
 
+def _wait_quietly(page: Any, condition: str, arg: Any) -> None:
+    """Wait for ``condition``, but let the assertion that follows say what is wrong."""
+    try:
+        page.wait_for_function(condition, arg=arg, timeout=15000)
+    except Exception as e:  # noqa: BLE001 - Playwright's TimeoutError (imported lazily)
+        if "Timeout" not in type(e).__name__:
+            raise
+
+
 def _is_long_poll(url: str) -> bool:
     return "/view?" in url and "wait=" in url
 
@@ -100,9 +109,9 @@ def test_a_round_that_ends_inside_a_moves_answer_leaves_no_gap_in_the_log(
     page.wait_for_selector("#result #round-result")
     seen = api.events(mid, token=me.token)["events"]
     want = [e["seq"] for e in seen if e["type"] not in ("deck", "turn")]
-    page.wait_for_function("n => document.querySelectorAll('#log li').length >= n", arg=len(want))
+    _wait_quietly(page, "n => document.querySelectorAll('#log li').length >= n", len(want))
     shown = page.evaluate(LOG_JS)
-    assert shown == want, "every event once, in order"
+    assert shown == want, f"every event once, in order; missing {sorted(set(want) - set(shown))}"
     types = {e["seq"]: e["type"] for e in seen}
     assert [types[s] for s in shown if types[s] in ("play", "eliminated", "round_end",
                                                     "round_start")] == \
