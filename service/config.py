@@ -49,8 +49,10 @@ class Config:
     # 10 s to a day); one player may have challenge_max_open open at once
     challenge_ttl_s: int = 120
     challenge_max_open: int = 20
-    # GET /v1/players/online: who polled (ready for challenges) within this many seconds
-    online_window_s: int = 60
+    # GET /v1/players/online, profiles' presence: a poll within this many seconds is online
+    # (a waiting long-poll refreshes presence every 2 s and stops when its client hangs up, so
+    # a stopped bot is gone from the list within about this long)
+    online_window_s: int = 5
 
     @classmethod
     def from_env(cls) -> Config:

@@ -109,6 +109,9 @@ def test_walkthrough_runs(base_url: str, tmp_path: Path) -> None:
     # 1. Alice registered: her answer, with the token shown once.
     alice = json.loads(lines[0])
     assert alice["id"].startswith("p_") and alice["token"] and alice["name"].startswith("alice-")
+    # the page's sample of that answer has the same fields, in the same order
+    sample = PROTOCOL.read_text().split("It prints something like this")[1].split("```")[1]
+    assert list(json.loads(sample.strip().splitlines()[0])) == list(alice)
 
     # 2. The match was created, waiting for players.
     m = re.fullmatch(r"match (\S+) is waiting", lines[1])

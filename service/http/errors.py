@@ -1,6 +1,7 @@
 """The one place where engine and store errors become HTTP answers.
 
-Every error body is ``{"status": <int>, "code": <stable snake_case>, "message": str, "errors"?}``.
+Every error body is ``{"status": <int>, "code": <stable snake_case>, "message": str, "errors"?}``;
+outside ``/v1``, a browser (an Accept that prefers HTML) is shown a 404 or 405 as a page instead.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import marshmallow as ma
 import redis
-from flask import Flask, Response, current_app, json, request
+from flask import Flask, Response, current_app, json, render_template, request
 from redis.exceptions import (
     ClusterDownError,
     CrossSlotTransactionError,
@@ -112,8 +113,34 @@ def error_response(status: int, code: str, message: str, errors: Any = None,
     return resp
 
 
+def wants_html() -> bool:
+    """Whether an error should be answered as a page: outside ``/v1`` (the API answers JSON
+    whatever it is asked), to a client whose Accept prefers HTML to JSON. A browser's does
+    (``text/html`` at 1, JSON only through ``*/*`` at 0.8); curl's ``*/*``, the SDKs' and any
+    ``Accept: application/json`` don't, so API clients keep the JSON errors."""
+    if request.path == "/v1" or request.path.startswith("/v1/"):
+        return False
+    accept = request.accept_mimetypes
+    return accept.quality("text/html") > accept.quality("application/json")
+
+
+_HEADINGS = {404: "There is no such page", 405: "That page can't be used that way"}
+
+
+def html_error(status: int, code: str, message: str) -> Response:
+    """The error as a short page with links onwards (the web package's ``missing.html``)."""
+    heading = _HEADINGS.get(status, "Something went wrong")
+    if status == 404:
+        message = f"Nothing lives at {request.path}."
+    body = render_template("missing.html", page="missing", status=status, code=code,
+                           heading=heading, message=message)
+    return current_app.response_class(body, status=status, mimetype="text/html")
+
+
 def _from_http(e: HTTPException) -> Response:
     status = e.code or 500
+    if status in _HEADINGS and wants_html():
+        return html_error(status, _HTTP_CODES[status], e.description or e.name)
     data = getattr(e, "data", None) or {}
     errors = data.get("errors") or data.get("messages")
     code = _HTTP_CODES.get(status, "invalid_request")

@@ -444,6 +444,8 @@ def banner(base: str, redis_url: str, redis_note: str, names: str, log: str) -> 
         "",
         "Love Letter Arena is running",
         f"  web       {base}/",
+        f"  play      {base}/play  (sign up and play in the browser)",
+        f"  ladders   {base}/ladders",
         f"  API       {base}/v1",
         f"  docs      {base}/docs",
         f"  OpenAPI   {base}/openapi.json",

@@ -45,14 +45,23 @@ def listen(r: redis.Redis, pid: str, now: float | None = None) -> None:
     r.zadd(keys.LISTENING, {pid: time.time() if now is None else now})
 
 
+#: a player that polled with ``challenges=true`` within this many seconds still answers
+#: challenges while it plays (its match's long-poll refreshes its presence, not this)
+ANSWERS_WINDOW_S = 60
+
+
 def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
            now: float | None = None, limit: int = 100) -> list[dict[str, Any]]:
-    """Who is online: players that polled their notices ready for challenges within
-    ``window_s``, and those entered in a ladder that count as present there. Each row says
-    which ladders and whether it answers challenges; ordered by name."""
+    """Who is online: players that answer challenges (a ``challenges=true`` poll within
+    ``ANSWERS_WINDOW_S``) or are entered in a ladder and present there, and that polled
+    anything within ``window_s``. A waiting long-poll refreshes its player's presence every
+    2 s and stops the moment its client hangs up (``realtime/longpoll.py``), so with the default
+    window of 5 s a bot that stops leaves this list within about 5 s, while one between two
+    polls (a move's round trip) stays. Each row says which ladders and whether it answers
+    challenges; ordered by name."""
     now = time.time() if now is None else now
     rows: dict[str, dict[str, Any]] = {}
-    for raw in r.zrangebyscore(keys.LISTENING, now - window_s, "+inf"):
+    for raw in r.zrangebyscore(keys.LISTENING, now - max(window_s, ANSWERS_WINDOW_S), "+inf"):
         pid = replies.text(raw)
         rows[pid] = {"id": pid, "ladders": [], "accepts_challenges": True}
     for lad in ladders:
@@ -62,9 +71,18 @@ def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
     if not rows:
         return []
     pids = list(rows)
-    for pid, (name, kind) in zip(pids, players.briefs(r, pids), strict=True):
-        rows[pid].update(name=name, kind=kind)
     last = r.zmscore(keys.PRESENCE, pids)
     for pid, s in zip(pids, last, strict=True):
-        rows[pid]["last_seen"] = None if s is None else float(s)
+        if s is None or float(s) < now - window_s:
+            del rows[pid]  # stopped (or long silent): not online, whatever it did before
+        else:
+            rows[pid]["last_seen"] = float(s)
+    pids = list(rows)
+    for pid, (name, kind) in zip(pids, players.briefs(r, pids), strict=True):
+        rows[pid].update(name=name, kind=kind)
     return sorted(rows.values(), key=lambda x: (x["name"].lower(), x["id"]))[:limit]
+
+
+def state(seen: float | None, now: float, window_s: float) -> str:
+    """``online`` (polled within ``window_s``, a waiting long-poll included) or ``away``."""
+    return "online" if seen is not None and seen >= now - window_s else "away"

@@ -63,7 +63,7 @@ def click_one_move(page: Any, rng: random.Random, *, keyboard: bool = False,
         page.wait_for_function(
             "v => Number(document.body.dataset.version) !== v || "
             "document.querySelector('#choices button.option')", arg=version)
-        options = page.locator("#choices button.option")
+        options = page.locator("#choices button.option:not([disabled])")  # greyed: impossible
         if page_state(page)["version"] != version or options.count() == 0:
             break
         kind = (options.first.get_attribute("class") or "").replace("option", "").strip()

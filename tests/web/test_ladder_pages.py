@@ -7,6 +7,7 @@ match is rated (``ladders.rate``). The pages must then show every bot with its r
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -84,7 +85,9 @@ def test_leaderboard_shows_the_ladder_bots(page: Any, filled: dict[str, Any]) ->
         assert cells[2] == f"{b['rating']:.2f}"
         assert cells[5] == str(PASSES)
         assert cells[6] == str(b["wins"])
-        assert cells[9] == "provisional"  # fewer games than PROVISIONAL_GAMES
+        # presence first (these bots stopped: away), then provisional: fewer games than
+        # PROVISIONAL_GAMES
+        assert cells[9] in ("online provisional", "away provisional"), cells[9]
         assert row["points"] == PASSES, "one point of the rating history per rated game"
     names = {p.name for p in filled["players"].values()}
     assert names <= set(page.inner_text("#leaderboard").split())
@@ -137,3 +140,40 @@ def test_index_lists_ladders_and_matches(page: Any, filled: dict[str, Any]) -> N
     page.goto(filled["base"] + "/")
     page.wait_for_selector(f"#finished a[href='/matches/{filled['matches'][-1]}']")
     screenshot(page, "web-index")
+
+
+def test_leaderboard_rows_and_player_pages_show_presence(
+        page: Any, filled: dict[str, Any], redis_server: RedisProcess) -> None:
+    """online / away / benched with the reason, on the leaderboard and on the player page."""
+    board = filled["board"]
+    online, benched = board[0]["player_id"], board[1]["player_id"]
+    r: redis.Redis = redis_server.client()
+    lad = ladders_from_env()[LADDER]
+    reason = "timed out or forfeited in 3 ladder matches in a row"
+    try:
+        # polled "now" for as long as this test may take (a poll stamped ahead of the clock)
+        presence.touch(r, online, now=time.time() + 600)
+        rec = ladders.record(r, lad, benched)
+        assert rec is not None
+        presence.touch(r, benched, now=time.time() - 60)
+        rec.benched_at, rec.benched_reason = time.time(), reason
+        r.hset(keys.ladder(LADDER, "players"), benched, rec.to_json())
+        page.goto(f"{filled['base']}/ladders/{LADDER}?refresh=0")
+        page.wait_for_selector("body[data-loaded='1']")
+        states = page.eval_on_selector_all("#leaderboard tbody tr", """rows => Object.fromEntries(
+            rows.map(tr => [tr.dataset.player, tr.querySelector('td.state').textContent.trim()]))""")
+        assert states[online].startswith("online")
+        assert states[benched].startswith(f"benched {reason}")
+        assert all(s.startswith("away") for p, s in states.items() if p not in (online, benched))
+        page.goto(f"{filled['base']}/players/{benched}")
+        page.wait_for_selector("body[data-loaded='1']")
+        assert page.get_attribute("#presence-state", "data-state") == "away"
+        row = page.locator(f"#presence li[data-ladder='{LADDER}']")
+        assert row.get_attribute("data-state") == "benched" and reason in row.inner_text()
+        page.goto(f"{filled['base']}/players/{online}")
+        page.wait_for_selector("body[data-loaded='1']")
+        assert page.get_attribute("#presence-state", "data-state") == "online"
+        screenshot(page, "web-player-presence")
+    finally:
+        presence.touch(r, online, now=time.time() - 60)
+        r.close()

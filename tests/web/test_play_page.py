@@ -36,7 +36,8 @@ from tests.support.server import ApiServer
 from tests.support.web import screenshot
 
 SHOWN_JS = """() => {
-  const outside = (n) => !n.closest('#choices');   // the guard's guess list names every card
+  // the guard's guess list and the card tracker name every card of the ruleset
+  const outside = (n) => !n.closest('#choices, #tracker');
   const named = [...document.querySelectorAll('[data-card]')].filter(outside).map(n => n.dataset.card);
   const text = ['#log', '#known', '#result', '#opponents', '#centre', '#me-discards']
     .map(s => document.querySelector(s)).filter(Boolean).map(n => n.innerText).join('\\n');
@@ -110,6 +111,8 @@ def test_play_page_never_shows_another_seats_hidden_card(
                 screenshot(page, "play-secret-check")
             click_one_move(page, rng)
         assert page_state(page)["status"] == "finished"
+    page.wait_for_selector("#result #match-result")
+    screenshot(page, "table-match-end")
     assert checks >= 3, checks
     # Only the player's own endpoints, with the player's own token.
     api_calls = [(m, urlsplit(u).path, a) for m, u, a in calls if urlsplit(u).path.startswith("/v1/")]

@@ -1,7 +1,8 @@
 """Watching at human pace: replay autoplay and step links, the home page refreshing itself.
 
-- A replay opened at ``#v=N`` shows step N (1-based, as the page numbers steps); stepping moves
-  the address along, so the link always names the step shown; a hash typed later jumps there.
+- A replay opened at ``#seq=S`` shows the step holding event S (steps are named by the seq of
+  their first event, the API's numbering); stepping moves the address along, so the link always
+  names the step shown; a hash typed later jumps there.
 - Autoplay walks the steps forward on its own, one per chosen interval, and stops at the end;
   Space pauses it.
 - The home page lists a match started after it was loaded, with no reload.
@@ -32,26 +33,46 @@ def _step(page: Any) -> int:
     return int(page.evaluate("document.body.dataset.step"))
 
 
-def test_a_link_opens_the_replay_at_its_step_and_follows_the_steps(
-        page: Any, api_server: ApiServer, finished: str) -> None:
+def _seq(page: Any) -> int:
+    return int(page.evaluate("document.body.dataset.seq"))
+
+
+def test_a_link_opens_the_replay_at_its_event_and_follows_the_steps(
+        page: Any, api: Api, api_server: ApiServer, finished: str) -> None:
+    """One numbering: a step is named by the seq of its first event (the seq of the API's
+    events and of the log's lines); #seq=S opens the step that holds event S."""
+    events = api.events(finished)["events"]
+    play = next(e for e in events if e["type"] == "play" and e["seq"] > 10)
     navigations: list[str] = []
-    page.goto(f"{api_server.url}/matches/{finished}#v=7")
+    page.goto(f"{api_server.url}/matches/{finished}#seq={play['seq']}")
     page.wait_for_selector("body[data-mode='replay']")
     page.on("framenavigated", lambda f: navigations.append(f.url))
-    assert _step(page) == 6
-    assert "step 7 / " in page.inner_text("#step-label")
-    assert page.get_attribute("#step-link", "href") == "#v=7"
+    at = _step(page)
+    assert _seq(page) == play["seq"]  # a play opens its own step
+    assert f"event #{play['seq']} / #{events[-1]['seq']}" == page.inner_text("#step-label")
+    assert page.get_attribute("#step-link", "href") == f"#seq={play['seq']}"
+    current = page.eval_on_selector_all("#log li.current", "ls => ls.map(l => Number(l.dataset.seq))")
+    assert current[0] == play["seq"]
+    assert page.inner_text(f"#log li[data-seq='{play['seq']}'] .seq") == f"#{play['seq']}"
     page.click("#forward")
-    page.wait_for_function("document.body.dataset.step === '7'")
-    assert page.evaluate("location.hash") == "#v=8"
+    page.wait_for_function(f"document.body.dataset.step === '{at + 1}'")
+    assert page.evaluate("location.hash") == f"#seq={_seq(page)}"
+    assert _seq(page) > play["seq"]
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function("document.body.dataset.step === '5'")
-    assert page.evaluate("location.hash") == "#v=6"
-    page.evaluate("location.hash = '#v=2'")
-    page.wait_for_function("document.body.dataset.step === '1'")
+    page.wait_for_function(f"document.body.dataset.step === '{at - 1}'")
+    assert page.evaluate("location.hash") == f"#seq={_seq(page)}"
+    # an event inside a step (not its first) opens that step
+    inside = _seq(page) + 1 if _seq(page) + 1 < play["seq"] else _seq(page)
+    page.evaluate(f"location.hash = '#seq={inside}'")
+    page.wait_for_function(f"document.body.dataset.step === '{at - 1}'")
+    page.evaluate("location.hash = '#seq=0'")
+    page.wait_for_function("document.body.dataset.step === '0'")
+    # a link of the older form (#v=N, the N-th step) still opens its step
+    page.evaluate("location.hash = '#v=3'")
+    page.wait_for_function("document.body.dataset.step === '2'")
     assert page.evaluate("window.performance.getEntriesByType('navigation').length") == 1
-    assert all("#v=" in u for u in navigations), navigations  # fragment moves, never a reload
+    assert all("#seq=" in u or "#v=" in u for u in navigations), navigations  # never a reload
 
 
 def test_autoplay_walks_the_replay_at_the_chosen_speed(

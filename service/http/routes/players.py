@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import marshmallow as ma
@@ -53,6 +54,20 @@ class RegisteredSchema(ma.Schema):
     created_at = f.Float()
 
 
+class PresenceSchema(ma.Schema):
+    state = f.String(required=True, validate=ma.validate.OneOf(["online", "away"]))
+    last_seen = f.Float(allow_none=True, metadata={"description": "its last poll (epoch s)"})
+    window_s = f.Integer(required=True)
+
+
+class LadderPresenceSchema(ma.Schema):
+    entered = f.Boolean(required=True)
+    present = f.Boolean(required=True)
+    benched = f.Boolean(required=True)
+    benched_reason = f.String(allow_none=True)
+    active_matches = f.Integer()
+
+
 class ProfileSchema(ma.Schema):
     id = f.String(required=True)
     name = f.String(required=True)
@@ -60,6 +75,11 @@ class ProfileSchema(ma.Schema):
     created_at = f.Float()
     recent_matches = f.List(f.Dict())
     ratings = f.Dict()
+    presence = f.Nested(PresenceSchema, metadata={
+        "description": "online (polled within ONLINE_WINDOW_S, a waiting long-poll included) "
+                       "or away"})
+    ladders = f.Dict(keys=f.String(), values=f.Nested(LadderPresenceSchema), metadata={
+        "description": "each ladder it is entered in or rated on: present, benched and why"})
 
 
 @blp.route("")
@@ -118,8 +138,17 @@ class Player(MethodView):
         ids, _ = matches.list_ids(r, player=player_id, limit=20)
         profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids, deadline_jobs=deadline_jobs())]
         profile["ratings"] = {}
+        profile["ladders"] = {}
         for lad in current_app.extensions["ladders"].values():
             standing = ladders.standing(r, lad, player_id)
             if standing is not None:
                 profile["ratings"][lad.name] = standing
+            entry = ladders.entry_status(r, lad, player_id)
+            if standing is not None or entry["entered"] or entry["benched"]:
+                profile["ladders"][lad.name] = {k: entry[k] for k in (
+                    "entered", "present", "benched", "benched_reason", "active_matches")}
+        window = config().online_window_s
+        seen = presence.last_seen(r, player_id)
+        profile["presence"] = {"state": presence.state(seen, time.time(), window),
+                               "last_seen": seen, "window_s": window}
         return json_response(profile)

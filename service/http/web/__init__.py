@@ -8,7 +8,8 @@ for a person with the token they signed up for, kept in the browser's localStora
 that player's own view (``/v1/matches/{id}/view``) and post the moves its ``legal_actions`` offer,
 through the same public API and long-polls a bot uses. ``/rules`` and ``/protocol`` are docs/rules.md
 and docs/protocol.md rendered (``manual``). These routes are plain Flask routes, not part of the
-OpenAPI document.
+OpenAPI document. A path that names no page answers a 404 page with links to a browser and the
+usual JSON error to an API client (``errors.py`` decides which).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask import Blueprint, Flask, abort, render_template
+from flask import Blueprint, Flask, abort, redirect, render_template, request
 
 from . import manual
 
@@ -32,9 +33,34 @@ def _checked(value: str) -> str:
     return value
 
 
+#: the pages that show one API document, by endpoint: an API client asking one of them for JSON
+#: is sent to that document (a browser gets the page)
+API_TWINS = {"web.ladders": "/v1/ladders", "web.ladder": "/v1/ladders/{name}",
+             "web.match": "/v1/matches/{match_id}", "web.player": "/v1/players/{player_id}"}
+
+
+@bp.before_request
+def _negotiate() -> Any:
+    """Content negotiation: a client whose Accept prefers JSON to HTML (``Accept:
+    application/json``; a browser prefers HTML, and ``*/*`` takes the page) asking for a page
+    that shows one API document gets a 307 to that document, so ``curl -H 'Accept:
+    application/json' /ladders`` reads the ladders as JSON."""
+    twin = API_TWINS.get(request.endpoint or "")
+    accept = request.accept_mimetypes
+    if twin is None or accept.quality("application/json") <= accept.quality("text/html"):
+        return None
+    return redirect(twin.format(**(request.view_args or {})), code=307)
+
+
 @bp.get("/")
 def index() -> Any:
+    """The front door: what this is, in a few lines, and where to go; then the lists."""
     return render_template("index.html", page="index")
+
+
+@bp.get("/ladders")
+def ladders() -> Any:
+    return render_template("ladders.html", page="ladders")
 
 
 @bp.get("/favicon.ico")

@@ -4,7 +4,9 @@
  * one-line effect; LL.cards.back() -> the face-down card. Values depend on the ruleset (the
  * classic King is worth 6, the 2019 King 7), so a face is always drawn for one ruleset. The
  * table of values is the rules' table (R1-R3); LL.cards.load() replaces it with the server's
- * GET /v1/rulesets (the engine's own tables), so the pages follow the engine.
+ * GET /v1/rulesets (the engine's own tables), so the pages follow the engine. LL.cards.tracker()
+ * is the card tracker both tables show: per card, its copies, how many the table has seen this
+ * round and how many may remain.
  */
 "use strict";
 
@@ -17,6 +19,14 @@ LL.cards = (() => {
     classic: [null, 1, 2, 3, 4, 5, null, 6, 7, 8],
     2019: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
     "2019-classic": [null, 1, 2, 3, 4, 5, null, 7, 8, 9],
+  };
+
+  // Copies of each card in a round's deck, by ruleset, in card order (R1-R3); load() replaces
+  // them with the server's.
+  const COPIES = {
+    classic: [0, 5, 2, 2, 2, 2, 0, 1, 1, 1],
+    2019: [2, 6, 2, 2, 2, 2, 2, 1, 1, 1],
+    "2019-classic": [0, 5, 2, 2, 2, 2, 0, 1, 1, 1],
   };
 
   const EFFECT = {
@@ -166,6 +176,40 @@ LL.cards = (() => {
     return node;
   }
 
+  /** How many copies of `name` a round's deck holds in `ruleset`. */
+  function copies(name, ruleset) {
+    const i = ORDER.indexOf(name);
+    return i < 0 ? 0 : (COPIES[ruleset] || COPIES["2019"])[i];
+  }
+
+  /** The card tracker's counts from what the whole table has seen this round: every seat's
+   *  discards (played, discarded by a Prince, revealed on leaving the round) and the face-up
+   *  cards. Only public information: the same counts on a player's table and a spectator's.
+   *  -> [{card, copies, seen, left}] in card order; `left` may remain in a hand, the deck or
+   *  the set-aside card. */
+  function track(ruleset, discards, faceUp) {
+    const seen = new Map();
+    for (const c of [...discards.flat(), ...(faceUp || [])]) seen.set(c, (seen.get(c) || 0) + 1);
+    return inRuleset(ruleset).map((card) => {
+      const n = copies(card, ruleset);
+      const s = seen.get(card) || 0;
+      return { card, copies: n, seen: s, left: Math.max(0, n - s) };
+    });
+  }
+
+  /** The tracker as a table: card, copies, seen, may remain (a row whose copies are all seen
+   *  is marked `gone`). */
+  function tracker(ruleset, discards, faceUp) {
+    const { el } = LL;
+    return el("table", { class: "tracker", "aria-label": "card tracker: copies of each card, seen this round, may remain" },
+      el("thead", {}, el("tr", {}, el("th", {}, "card"), el("th", { class: "num" }, "copies"),
+        el("th", { class: "num" }, "seen"), el("th", { class: "num", title: "in a hand, the deck or set aside" }, "may remain"))),
+      el("tbody", {}, track(ruleset, discards, faceUp).map((t) =>
+        el("tr", { class: t.left === 0 ? "gone" : null, dataset: { card: t.card, copies: t.copies, seen: t.seen, left: t.left } },
+          el("td", {}, chip(t.card, { ruleset })), el("td", { class: "num" }, t.copies),
+          el("td", { class: "num" }, t.seen), el("td", { class: "num left" }, t.left)))));
+  }
+
   /** Use the server's card tables (GET /v1/rulesets) when it offers them. */
   async function load() {
     try {
@@ -174,14 +218,17 @@ LL.cards = (() => {
       for (const r of data.rulesets || []) {
         if (!r.name || !Array.isArray(r.cards)) continue;
         const vals = ORDER.map(() => null);
+        const copies = ORDER.map(() => 0);
         for (const c of r.cards) {
           const i = ORDER.indexOf(c.name);
           if (i >= 0 && typeof c.value === "number") vals[i] = c.value;
+          if (i >= 0 && typeof c.copies === "number") copies[i] = c.copies;
         }
         VALUES[r.name] = vals;
+        COPIES[r.name] = copies;
       }
     } catch (e) { /* the built-in table stands */ }
   }
 
-  return { ORDER, EFFECT, value, inRuleset, face, chip, back, title, load };
+  return { ORDER, EFFECT, value, inRuleset, copies, track, tracker, face, chip, back, title, load };
 })();

@@ -1,4 +1,5 @@
-/* Ladder page: the leaderboard (sortable) with each bot's rating history as a sparkline. */
+/* Ladder page: the leaderboard (sortable) with each bot's rating history as a sparkline and its
+ * presence: online, away, or benched with the reason. */
 "use strict";
 
 (() => {
@@ -10,10 +11,18 @@
   let rows = [];
   let sort = { key: "rank", dir: 1 };
 
+  /** Presence: benched (not scheduled, with the reason), online (polled within the ladder's
+   *  presence window, a waiting long-poll included: it is scheduled) or away. */
   function state(r) {
     if (r.benched) return "benched";
-    if (r.provisional) return "provisional";
-    return r.present ? "present" : "";
+    return r.present ? "online" : "away";
+  }
+
+  function stateCell(r) {
+    const bits = [el("span", { class: `badge presence ${r.state}`, title: r.benched_reason || null }, r.state)];
+    if (r.benched && r.benched_reason) bits.push(" ", el("span", { class: "small reason" }, r.benched_reason));
+    if (r.provisional) bits.push(" ", el("span", { class: "badge provisional", title: "fewer games than the ladder needs for a settled rating" }, "provisional"));
+    return el("td", { class: "state", dataset: { state: r.state } }, bits);
   }
 
   function sparkCell(r) {
@@ -46,7 +55,7 @@
         el("td", { class: "num" }, r.wins),
         el("td", { class: "num" }, pct(r.win_rate)),
         el("td", { class: "num" }, r.timeouts ?? 0),
-        el("td", {}, r.state ? el("span", { class: `badge ${r.state}`, title: r.benched_reason || "" }, r.state) : ""),
+        stateCell(r),
         sparkCell(r))));
     }
     for (const th of table.querySelectorAll("th[data-key]")) {

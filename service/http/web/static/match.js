@@ -8,9 +8,15 @@
  * is over. The page rebuilds the table after every step from the events (deck, dealt, drew,
  * play, king_swapped, prince_drew, chancellor_drew/returned, eliminated, round_end...), so every
  * hand is shown, and steps forward and back through the match, or plays itself at a chosen
- * speed (Play, or Space; ?autoplay=1&speed=MS in the address). Each step has its own link:
- * #v=N opens the replay at step N (as numbered on the page), and the address follows the step
- * shown, so it can be copied at any time.
+ * speed (Play, or Space; ?autoplay=1&speed=MS in the address). A step is named by the seq of its
+ * first event, the one numbering of the API's events, the log's lines (#12) and the address:
+ * #seq=S opens the replay at the step holding event S, and the address follows the step shown,
+ * so it can be copied at any time.
+ *
+ * The log follows the header: live, both are drawn from one summary (its round's events, plus
+ * any missed since the last one shown); a replay opens at the start of the log (or at the end
+ * when the match was watched live to its end). Beside the table, the card tracker counts what
+ * the table has seen this round (public information, live and replayed alike).
  *
  * Moves animate: a card that has just been played slides onto its discard pile and new log lines
  * glow, live and in replays alike.
@@ -33,8 +39,9 @@
 
   function logItem(e, extra) {
     const cls = [e.type === "round_start" ? "round" : "", e.private ? "private" : "", extra || ""].join(" ").trim();
-    return el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, describe(e), " ",
-              ...LL.events.ruleLinks(e));
+    return el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } },
+              el("span", { class: "seq", title: `event ${e.seq} (its seq in the API; #seq=${e.seq} links the replay here)` }, `#${e.seq}`),
+              describe(e), " ", ...LL.events.ruleLinks(e));
   }
 
   // ------------------------------------------------------------------ drawing the table
@@ -112,6 +119,7 @@
       clear(ri, `Round ${v.round} · ${turnSeat !== null ? `${who(turnSeat)} to play${v.turn.phase === "chancellor" ? " (returning cards to the deck)" : ""}` : "between turns"}${left} · version ${v.version}`);
     }
     clear($("players"), v.players.map((p) => seatBox(p, { turn: p.seat === turnSeat })));
+    clear($("tracker"), LL.cards.tracker(v.ruleset, v.players.map((p) => p.discards), v.face_up));
     clear($("piles"),
       el("span", { class: "pile" }, el("span", { class: "label" }, "deck"), `${v.deck_count} cards`),
       el("span", { class: "pile" }, el("span", { class: "label" }, "set aside"), `${v.set_aside_count} face down`),
@@ -121,19 +129,39 @@
     document.body.dataset.status = v.status;
   }
 
-  async function fetchEvents() {
-    const { data } = await getJSON(`/v1/matches/${encodeURIComponent(mid)}/events?after=${lastSeq}`);
-    const log = $("log");
-    let fresh = 0;
-    for (const e of data.events) {
-      if (e.seq <= lastSeq) continue;
-      if (e.type === "deck" || e.to !== undefined) continue; // the record arrives with the replay
-      const li = logItem(e, lastVersion === null ? "" : "fresh");
-      li.style.animationDelay = `${Math.min(fresh++, 8) * 0.3}s`; // one after another
-      log.append(li);
-      lastSeq = e.seq;
+  /** Whether the reader is at the end of the log (so new lines should stay in sight). */
+  function atEnd(log) { return log.scrollHeight - log.scrollTop - log.clientHeight < 40; }
+
+  /** Draw one summary and the log up to that summary's newest event, together, so the log
+   *  never lags (nor runs ahead of) the header. The summary carries its round's public events;
+   *  when it starts past the last event shown (a round ended in between) the events missed
+   *  are fetched first. A reader at the end of the log keeps the newest line in sight; one who
+   *  scrolled up stays where they are. */
+  async function applyLive(v) {
+    const evs = v.events || [];
+    let fresh = [];
+    if (v.status === "active" && evs.length) {
+      const newest = evs[evs.length - 1].seq;
+      if (evs[0].seq > lastSeq + 1) {
+        const { data } = await getJSON(`/v1/matches/${encodeURIComponent(mid)}/events?after=${lastSeq}`);
+        fresh = data.events.filter((e) => e.seq <= newest);
+      } else {
+        fresh = evs.filter((e) => e.seq > lastSeq);
+      }
+      const log = $("log");
+      const stick = atEnd(log);
+      let n = 0;
+      for (const e of fresh) {
+        if (e.seq <= lastSeq) continue;
+        lastSeq = e.seq;
+        if (e.type === "deck" || e.private) continue; // the record arrives with the replay
+        const li = logItem(e, lastVersion === null ? "" : "fresh");
+        li.style.animationDelay = `${Math.min(n++, 8) * 0.3}s`; // one after another
+        log.append(li);
+      }
+      if (stick) log.scrollTop = log.scrollHeight;
     }
-    log.scrollTop = log.scrollHeight;
+    renderLive(v);
   }
 
   async function live() {
@@ -155,11 +183,10 @@
       if (v.status === "finished") return replay(v);
       if (v.version !== lastVersion) {
         learnSeats(v);
-        renderLive(v);
-        lastVersion = v.version;
-        if (v.status === "active") {
-          try { await fetchEvents(); } catch (e) { console.warn(e); }
-        }
+        try {
+          await applyLive(v);
+          lastVersion = v.version;
+        } catch (e) { console.warn(e); }
       } else if (v.turn) {
         renderLive(v); // the countdown
       }
@@ -281,11 +308,12 @@
     const st = steps[pos];
     const s = st.state;
     clear($("round-info"),
-      `Replay · step ${pos + 1} of ${steps.length} · round ${s.round}` +
+      `Replay · event #${stepSeq(pos)} of #${lastSeqOfRecord()} · round ${s.round}` +
       (s.turn !== null ? ` · ${who(s.turn)} to play` : "") +
       (s.winners ? ` · ${whoList(s.winners)} won the match` : ""));
     clear($("players"), s.players.map((p) => seatBox({ ...p, hand_count: p.hand.length },
       { turn: p.seat === s.turn, hand: p.hand, revealed: true })));
+    clear($("tracker"), LL.cards.tracker(options.ruleset, s.players.map((p) => p.discards), s.faceUp));
     clear($("piles"),
       el("span", { class: "pile" }, el("span", { class: "label" }, "deck"), `${s.deckCount} cards`),
       el("span", { class: "pile" }, el("span", { class: "label" }, "set aside"),
@@ -301,14 +329,24 @@
       }
     });
     clear(log, items);
+    // The first step shows the start of the log, the last its end, any other its own lines in
+    // the middle of the box (measured against the log box itself, whatever its offset parent).
     const cur = log.querySelector("li.current");
-    if (cur) log.scrollTop = cur.offsetTop - log.clientHeight / 2;
-    $("step-label").textContent = `step ${pos + 1} / ${steps.length}`;
+    if (pos === 0) log.scrollTop = 0;
+    else if (pos === steps.length - 1 || !cur) log.scrollTop = log.scrollHeight;
+    else log.scrollTop += cur.getBoundingClientRect().top - log.getBoundingClientRect().top - log.clientHeight / 2;
+    $("step-label").textContent = `event #${stepSeq(pos)} / #${lastSeqOfRecord()}`;
     $("step-range").value = String(pos);
     $("first").disabled = $("back").disabled = pos === 0;
     $("last").disabled = $("forward").disabled = pos === steps.length - 1;
     document.body.dataset.step = String(pos);
+    document.body.dataset.seq = String(stepSeq(pos));
   }
+
+  /** A step is named by the seq of its first event: the number the log lines, the API's events
+   *  and the replay's address (#seq=S) all use. */
+  function stepSeq(i) { return steps[i].events[0].seq; }
+  function lastSeqOfRecord() { const x = steps[steps.length - 1].events; return x[x.length - 1].seq; }
 
   function go(to, { keepPlaying = false, initial = false } = {}) {
     if (!keepPlaying) pause();
@@ -316,7 +354,7 @@
     pos = Math.max(0, Math.min(steps.length - 1, to));
     if (pos !== from + 1) shownDiscards = []; // a jump: no slide-in animation
     renderStep();
-    const link = `#v=${pos + 1}`;
+    const link = `#seq=${stepSeq(pos)}`;
     $("step-link").href = link;
     // the address follows the steps a viewer takes (not the first one shown: no navigation then)
     if (!initial && location.hash !== link) history.replaceState(null, "", link);
@@ -351,10 +389,19 @@
 
   function speed() { return Math.max(50, parseInt($("speed").value, 10) || 1500); }
 
-  /** The step named by the address (#v=N, 1-based), or null. */
+  /** The step named by the address, or null: #seq=S, the step that holds event S (an event
+   *  past the end: the last step); #v=N, the N-th step (links made before steps were named by
+   *  their events). */
   function stepFromHash() {
-    const m = /(?:^#|&)v=(\d+)/.exec(location.hash);
-    return m ? parseInt(m[1], 10) - 1 : null;
+    const m = /(?:^#|&)seq=(\d+)/.exec(location.hash);
+    if (m) {
+      const want = parseInt(m[1], 10);
+      let i = 0;
+      while (i + 1 < steps.length && stepSeq(i + 1) <= want) i++;
+      return i;
+    }
+    const old = /(?:^#|&)v=(\d+)/.exec(location.hash);
+    return old ? parseInt(old[1], 10) - 1 : null;
   }
 
   async function replay(v) {

@@ -9,8 +9,13 @@
  * order of the others. It is posted with expected_version and an Idempotency-Key (a retry never
  * plays twice; a stale click gets version_conflict and the page re-reads the view).
  *
- * Keyboard: every choice is a <button> (Tab, Enter, Space); 1-3 pick a card of the hand,
- * Escape steps back. Nothing here needs a mouse.
+ * Keyboard: every choice is a <button> (Tab, Enter, Space); the digits pick a card of the hand
+ * and then a target, guess or order by the number each button shows; Escape steps back. Nothing
+ * here needs a mouse.
+ *
+ * The card tracker counts, per card, the copies in the deck, those the table has seen this round
+ * (discards and face-up cards: public information only) and those that may remain; the Guard's
+ * names whose copies are all accounted for are greyed out.
  */
 "use strict";
 
@@ -62,8 +67,7 @@
     }
     try {
       const { data } = await S.call("GET", `/v1/matches/${encodeURIComponent(mid)}/view`);
-      await history();
-      show(data);
+      await apply(data);
     } catch (e) {
       if (e.status === 403) {
         return gate(el("h2", {}, "You don't sit at this table"),
@@ -79,10 +83,36 @@
     follow();
   }
 
-  /** Every event this seat may see so far (earlier rounds included). */
-  async function history() {
+  /** The events this seat may see after the last one held, up to `upTo` (the newest event of
+   *  the view about to be shown: the log never runs ahead of the table it sits beside). */
+  async function history(upTo, animate) {
     const { data } = await S.call("GET", `/v1/matches/${encodeURIComponent(mid)}/events?after=${lastSeq}`);
-    for (const e of data.events) remember(e, false);
+    for (const e of data.events) if (upTo === undefined || e.seq <= upTo) remember(e, animate);
+  }
+
+  /* Every view reaches the page through apply(): the first read, the long-poll's answers, the
+   * answers to this player's moves and to a resignation. A view carries the events of its
+   * current round only, so one whose first event lies past the last event held (a round ended
+   * and another began in between, however the view arrived) first fetches the events missed,
+   * and the log stays complete and in order. Views are applied one at a time, oldest version
+   * first: an answer older than the view shown (a long-poll overtaken by a move's answer) is
+   * dropped rather than winding the table back. */
+  let applying = Promise.resolve();
+  function apply(v) {
+    const done = applying.then(() => applyNow(v));
+    applying = done.catch(() => {});
+    return done;
+  }
+
+  async function applyNow(v) {
+    if (!v) return;
+    if (view && (v.version < view.version || (v.version === view.version && v.status === view.status))) {
+      render(); // nothing new (a move's answer the long-poll brought first): redraw the controls
+      return;
+    }
+    const evs = v.events || [];
+    if (evs.length && evs[0].seq > lastSeq + 1) await history(evs[evs.length - 1].seq, view !== null);
+    show(v);
   }
 
   function remember(e, animate) {
@@ -98,11 +128,7 @@
       if (!view || view.status === "finished") return;
       try {
         const { data } = await S.call("GET", `/v1/matches/${encodeURIComponent(mid)}/view?wait=25&after=${view.version}`);
-        if (data && data.version !== view.version) {
-          const gap = data.events.length && data.events[0].seq > lastSeq + 1;
-          if (gap) await history();
-          show(data);
-        }
+        if (data && data.version !== view.version) await apply(data);
       } catch (e) {
         console.warn(e);
         await sleep(2000);
@@ -120,14 +146,16 @@
         { body: { ...action, expected_version: view.version }, headers: { "Idempotency-Key": key } });
       choice = null;
       posting = false;
-      show(data);
+      // the move is in; if the events it skipped can't be read now, the long-poll (still
+      // behind this version) brings the view again and apply() retries the gap
+      await apply(data).catch((e) => { console.warn(e); render(); });
     } catch (e) {
       posting = false;
       choice = null;
       flash(e.code === "version_conflict" ? "The table moved on before your move arrived; here it is now." : `Move refused: ${e.message}`);
       try {
         const { data } = await S.call("GET", `/v1/matches/${encodeURIComponent(mid)}/view`);
-        show(data);
+        await apply(data);
       } catch (e2) { render(); }
     }
   }
@@ -187,6 +215,7 @@
     mine();
     prompt();
     known();
+    tracker();
     log();
     results();
     tick();
@@ -345,33 +374,47 @@
         el("div", { class: "options" }, orders.map((a) => el("button", {
           type: "button", class: "option order", dataset: { bottom: a.bottom.join(",") }, onclick: () => post(a),
           "aria-label": a.bottom.length > 1 ? `${title(a.bottom[0])} above, ${title(a.bottom[a.bottom.length - 1])} at the very bottom` : `${title(a.bottom[0])} to the bottom`,
-        }, a.bottom.map((c, i) => el("span", { class: "order-card" }, mini(c), el("span", { class: "small" }, i === a.bottom.length - 1 ? "very bottom" : "above")))))),
+        }, a.bottom.map((c, i) => el("span", { class: "order-card" }, mini(c), el("span", { class: "small" }, i === a.bottom.length - 1 ? "very bottom" : "above"))),
+        el("span", { class: "key" }, String(orders.indexOf(a) + 1))))),
         cancel);
     }
     const c = choice.card;
     if (choice.target === undefined) {
       return clear(box,
         el("p", { class: "ask" }, c === "prince" ? "Play the Prince on whom? (they discard their hand and draw)" : `Play the ${title(c)} on whom?`),
-        el("div", { class: "options" }, uniq(choice.acts.map((a) => (a.target === undefined ? null : a.target))).map((t) =>
+        el("div", { class: "options" }, uniq(choice.acts.map((a) => (a.target === undefined ? null : a.target))).map((t, i) =>
           el("button", { type: "button", class: "option target", dataset: { target: t === null ? "" : t }, onclick: () => pickTarget(t) },
-            t === null ? "nobody (no one can be chosen)" : t === mySeat ? "yourself" : names[t]))),
+            t === null ? "nobody (no one can be chosen)" : t === mySeat ? "yourself" : names[t], el("span", { class: "key" }, String(i + 1))))),
         cancel);
     }
     const acts = choice.acts.filter((a) => (a.target === undefined ? null : a.target) === choice.target);
     const guesses = uniq(acts.map((a) => a.guess).filter(Boolean));
     if (guesses.length) {
+      // A name whose every copy is accounted for (seen by the table, or the card this player
+      // keeps) can't be in the target's hand: greyed out, unless every name is (then the Guard
+      // must still be played, and any name will do).
+      const left = remaining();
+      const kept = (view.hand || []).slice();
+      kept.splice(kept.indexOf(c), 1);
+      const impossible = (g) => (left.get(g) ?? 1) - kept.filter((k) => k === g).length <= 0;
+      const allOut = guesses.every(impossible);
       return clear(box,
         el("p", { class: "ask" }, `Guard on ${names[choice.target]}: name a card.`),
-        el("div", { class: "options guesses" }, guesses.map((g) => el("button", {
-          type: "button", class: "option guess", dataset: { guess: g }, onclick: () => pickGuess(g),
-          "aria-label": `Name the ${title(g)} (${C.value(g, ruleset())})`,
-        }, mini(g)))),
+        el("div", { class: "options guesses" }, guesses.map((g, i) => {
+          const out = !allOut && impossible(g);
+          return el("button", {
+            type: "button", class: `option guess${out ? " impossible" : ""}`, dataset: { guess: g, key: i + 1 },
+            disabled: out ? true : null, onclick: () => pickGuess(g),
+            title: out ? `every ${title(g)} is accounted for: seen on the table or in your hand` : null,
+            "aria-label": `Name the ${title(g)} (${C.value(g, ruleset())})${out ? ": impossible, every copy is accounted for" : ""}`,
+          }, mini(g), el("span", { class: "key" }, String(i + 1)));
+        })),
         cancel);
     }
     // a card with no choice left but worth a second thought (the Princess)
     return clear(box,
       el("p", { class: "ask warn" }, c === "princess" ? "Playing the Princess puts you out of the round. Play her anyway?" : `Play the ${title(c)}?`),
-      el("div", { class: "options" }, el("button", { type: "button", class: "option danger", onclick: () => post(acts[0]) }, `Play the ${title(c)}`)),
+      el("div", { class: "options" }, el("button", { type: "button", class: "option danger", onclick: () => post(acts[0]) }, `Play the ${title(c)}`, el("span", { class: "key" }, "1"))),
       cancel);
   }
 
@@ -412,25 +455,46 @@
       : el("li", { class: "muted small" }, "Nothing yet this round. What your cards show you of other hands appears here, for your eyes only."));
   }
 
+  /** card -> how many copies may remain, from what the whole table has seen this round. */
+  function remaining() {
+    return new Map(C.track(ruleset(), view.players.map((p) => p.discards), view.face_up).map((t) => [t.card, t.left]));
+  }
+
+  function tracker() {
+    clear($("tracker"), C.tracker(ruleset(), view.players.map((p) => p.discards), view.face_up));
+  }
+
+  /** The log: one line per event, in seq order whatever order they arrived in (a line that
+   *  comes late is put in its place, never at the end). It keeps the newest line in sight
+   *  while the reader is at the bottom, and leaves a reader who scrolled up where they are. */
   function log() {
     const ol = $("log");
-    const have = new Set([...ol.children].map((li) => Number(li.dataset.seq)));
+    const atEnd = ol.scrollHeight - ol.scrollTop - ol.clientHeight < 40;
+    const lines = [...ol.children];
+    const have = new Set(lines.map((li) => Number(li.dataset.seq)));
     const sorted = [...events.values()].sort((a, b) => a.seq - b.seq);
     let fresh = 0;
+    let at = 0; // index in `lines` of the first line past the event being placed
     for (const e of sorted) {
+      while (at < lines.length && Number(lines[at].dataset.seq) < e.seq) at++;
       if (have.has(e.seq) || e.type === "deck" || e.type === "turn") continue;
       const text = words.describe(e);
       if (!text) continue;
       const cls = [e.type === "round_start" ? "round" : "", e.type === "round_end" || e.type === "match_end" ? "end" : "",
                    e.private ? "private" : "", animateSeqs.has(e.seq) ? "fresh" : ""].join(" ").trim();
-      const li = el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } }, e.private ? el("span", { class: "only-you", title: "only you see this" }, "only you") : "", text, " ",
+      const li = el("li", { class: cls || null, dataset: { seq: e.seq, type: e.type } },
+                    el("span", { class: "seq", title: `event ${e.seq} (its seq in the API and the replay)` }, `#${e.seq}`),
+                    e.private ? el("span", { class: "only-you", title: "only you see this" }, "only you") : "", text, " ",
                     ...LL.events.ruleLinks(e));
       // several moves in one view (bots answer at once): the lines come in one after another
       if (animateSeqs.has(e.seq)) li.style.animationDelay = `${Math.min(fresh++, 8) * 0.35}s`;
-      ol.append(li);
+      if (at < lines.length) ol.insertBefore(li, lines[at]);
+      else ol.append(li);
     }
-    ol.scrollTop = ol.scrollHeight;
-    requestAnimationFrame(() => { ol.scrollTop = ol.scrollHeight; }); // after the layout settles
+    if (atEnd || view.status === "finished") {
+      ol.scrollTop = ol.scrollHeight;
+      requestAnimationFrame(() => { ol.scrollTop = ol.scrollHeight; }); // after the layout settles
+    }
     animateSeqs = new Set();
   }
 
@@ -490,9 +554,13 @@
   document.addEventListener("keydown", (ev) => {
     if (ev.target.closest("input, select, textarea")) return;
     if (ev.key === "Escape") { back(); return; }
-    if (/^[1-3]$/.test(ev.key) && myTurn() && !choice) {
-      const b = document.querySelector(`#hand button[data-index="${Number(ev.key) - 1}"]:not([disabled])`);
-      if (b) { ev.preventDefault(); b.click(); }
+    // digits: the card of the hand with that number, or, once a card is chosen, the choice
+    // (target, guess, order, confirmation) with that number; each button shows its digit
+    if (/^[1-9]$/.test(ev.key) && myTurn() && !posting && !ev.ctrlKey && !ev.altKey && !ev.metaKey) {
+      const n = Number(ev.key) - 1;
+      const b = choice ? document.querySelectorAll("#choices button.option")[n]
+        : document.querySelector(`#hand button[data-index="${n}"]`);
+      if (b && !b.disabled) { ev.preventDefault(); b.click(); }
     }
   });
 
@@ -501,7 +569,7 @@
     if (!confirm("Resign this match? You leave this round and every later one.")) return;
     try {
       const { data } = await S.call("POST", `/v1/matches/${encodeURIComponent(mid)}/resign`);
-      show(data);
+      await apply(data);
     } catch (e) { flash(`Could not resign: ${e.message}`); }
   });
 

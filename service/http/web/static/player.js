@@ -23,6 +23,7 @@
     if (data.kind) document.getElementById("player-name").after(" ", el("span", { class: `badge ${data.kind}` }, data.kind));
     document.getElementById("player-info").append(" · ",
       el("a", { href: `/play?opponent=${encodeURIComponent(data.name)}` }, "challenge to a match"));
+    presenceLine(data);
     const ladders = Object.entries(data.ratings || {});
     if (!ladders.length) clear(ratingsBox, el("p", { class: "muted" }, "Not rated on any ladder yet."));
     else clear(ratingsBox, ladders.map(([name, r]) => el("div", { class: "ladder-card", dataset: { ladder: name } },
@@ -45,6 +46,26 @@
           el("td", {}, m.aborted ? "aborted (unrated)" : m.status === "finished" ? (won ? "won" : "lost") : "–"));
       }))));
     document.body.dataset.loaded = "1";
+  }
+
+  /** Online / away, and each ladder it is entered in or rated on: online there, away, or
+   *  benched with the reason. */
+  function presenceLine(data) {
+    const box = document.getElementById("presence");
+    const p = data.presence;
+    if (!p) return clear(box);
+    const ago = p.last_seen ? ` · last seen ${when(p.last_seen)}` : " · never polled";
+    const rows = Object.entries(data.ladders || {}).map(([name, l]) => {
+      const st = l.benched ? "benched" : l.present ? "online" : "away";
+      return el("li", { dataset: { ladder: name, state: st } },
+        el("a", { href: `/ladders/${encodeURIComponent(name)}` }, name), ": ",
+        el("span", { class: `badge presence ${st}` }, st),
+        l.benched && l.benched_reason ? [" ", el("span", { class: "small reason" }, l.benched_reason)] : "",
+        l.entered ? "" : el("span", { class: "muted small" }, " (not entered)"));
+    });
+    clear(box, el("p", { id: "presence-state", dataset: { state: p.state } },
+      el("span", { class: `badge presence ${p.state}` }, p.state), el("span", { class: "muted small" }, ago)),
+      rows.length ? el("ul", { class: "presence-ladders" }, rows) : null);
   }
 
   load();
