@@ -518,7 +518,130 @@ class BotPolicy(os_policy.Policy):  # type: ignore[misc]
         return {a: k / self.samples for a, k in sorted(counts.items())}
 
 
+# --------------------------------------------------------------------------- exact solving
+
+
+class GameTree:
+    """The whole tree of a small game, written out once as OpenSpiel's EFG game (its C++
+    extensive-form game, ``pyspiel.load_efg_game``), so that CFR, best responses and
+    exploitability run in C++ rather than through this module's Python states: the 6-card
+    ``SMALL_DECK`` has about 31,000 nodes, walked in Python in about 4 s; a CFR+ iteration
+    of the C++ solver on the written tree then takes milliseconds.
+
+    Each information set of the EFG game is numbered (``self.states`` maps this game's
+    information-state strings to a state of each);
+    :meth:`tabular` turns any OpenSpiel policy of this game (a :class:`BotPolicy`, a Python
+    ``TabularPolicy``...) into the EFG game's, asking it once per information set.
+    """
+
+    def __init__(self, game: Any) -> None:
+        if game.num_players() != 2:
+            raise ValueError("exact solving is for 2 players (zero-sum best responses)")
+        self.game = game
+        self.states: dict[str, Any] = {}  # information state -> one state in it
+        self._numbers: list[dict[str, int]] = [{}, {}]
+        self._outcomes: dict[tuple[float, ...], int] = {}
+        self._chance = 0
+        lines = [f'EFG 2 R "{game}" {{ "Player 1" "Player 2" }} ""']
+        self._write(game.new_initial_state(), lines, 0)
+        self.efg_text = "\n".join(lines) + "\n"
+        self.efg = pyspiel.load_efg_game(self.efg_text)
+        self._keys = [{k: key for key, k in numbers.items()} for numbers in self._numbers]
+        self._efg_keys: dict[str, str] = {}  # our information state -> the EFG game's
+        self._efg_actions: dict[str, dict[int, int]] = {}  # ... -> our action id -> EFG's
+        self._index(self.efg.new_initial_state())
+
+    def _write(self, state: Any, out: list[str], depth: int) -> None:
+        pad = " " * depth
+        if state.is_terminal():
+            r = tuple(state.returns())
+            k = self._outcomes.setdefault(r, len(self._outcomes) + 1)
+            out.append(f'{pad}t "" {k} "" {{ {r[0]!r} {r[1]!r} }}')
+            return
+        if state.is_chance_node():
+            outcomes = state.chance_outcomes()
+            self._chance += 1
+            counts = _counts(dict(outcomes))
+            total = sum(counts.values())
+            body = " ".join(f'"{a}" {counts[a]}/{total}' for a, _ in outcomes)
+            out.append(f'{pad}c "" {self._chance} "" {{ {body} }} 0')
+            for a, _ in outcomes:
+                self._write(state.child(a), out, depth + 1)
+            return
+        p = state.current_player()
+        key = state.information_state_string()
+        numbers = self._numbers[p]
+        if key not in numbers:
+            numbers[key] = len(numbers) + 1
+            self.states[key] = state.clone()
+        actions = state.legal_actions()
+        labels = " ".join(f'"{a}"' for a in actions)
+        # the EFG game's own names stay short (CFR hashes them at every node): the number
+        out.append(f'{pad}p "" {p + 1} {numbers[key]} "{numbers[key]}" {{ {labels} }} 0')
+        for a in actions:
+            self._write(state.child(a), out, depth + 1)
+
+    def _index(self, state: Any) -> None:
+        if state.is_terminal():
+            return
+        if state.is_chance_node():
+            for a, _ in state.chance_outcomes():
+                self._index(state.child(a))
+            return
+        key = state.information_state_string()
+        ours = self._keys[state.current_player()][int(key.split("-", 3)[3])]
+        if ours not in self._efg_keys:
+            self._efg_keys[ours] = key
+            self._efg_actions[ours] = {int(state.action_to_string(a)): a
+                                       for a in state.legal_actions()}
+        for a in state.legal_actions():
+            self._index(state.child(a))
+
+    @property
+    def infosets(self) -> int:
+        """How many information sets the two players have."""
+        return len(self.states)
+
+    def tabular(self, policy: Any) -> Any:
+        """``policy`` (an OpenSpiel policy of this game) as a ``pyspiel.TabularPolicy`` of
+        the EFG game."""
+        table = {}
+        for key, state in self.states.items():
+            probs = policy.action_probabilities(state)
+            moves = self._efg_actions[key]
+            table[self._efg_keys[key]] = [(moves[a], float(p)) for a, p in probs.items()]
+        return pyspiel.TabularPolicy(table)
+
+    def exploitability(self, policy: Any) -> float:
+        """OpenSpiel's exploitability of ``policy`` (an OpenSpiel policy of this game, or a
+        ``pyspiel.TabularPolicy`` of the EFG game): the mean of what a best response gains
+        against each of its two seats, in utility (+1 a round won, -1 a round lost). A C++
+        ``pyspiel.Policy`` is taken as a policy of the EFG game (e.g. :meth:`cfr_plus`'s)."""
+        if not isinstance(policy, pyspiel.Policy):  # a Python policy of this game
+            policy = self.tabular(policy)
+        return float(pyspiel.exploitability(self.efg, policy))
+
+    def cfr_plus(self, iterations: int) -> Any:
+        """OpenSpiel's CFR+ (C++) run ``iterations`` times on the tree: its average policy
+        (a ``pyspiel.TabularPolicy`` of the EFG game)."""
+        solver = pyspiel.CFRPlusSolver(self.efg)
+        for _ in range(iterations):
+            solver.evaluate_and_update_policy()
+        return solver.tabular_average_policy()  # a copy: average_policy() dies with solver
+
+
+def _counts(probs: Mapping[int, float]) -> dict[int, int]:
+    """Chance probabilities (copies left / cards left) back as whole copies."""
+    smallest = min(probs.values())
+    for total in range(1, 200):
+        counts = {a: round(p * total) for a, p in probs.items()}
+        if min(counts.values()) >= 1 and sum(counts.values()) == total and all(
+                abs(counts[a] / total - p) < 1e-9 for a, p in probs.items()):
+            return counts
+    raise ValueError(f"not a deal: {probs} (smallest {smallest})")
+
+
 pyspiel.register_game(_GAME_TYPE, LoveLetterGame)
 
-__all__ = ["SHORT_NAME", "SMALL_DECK", "BotPolicy", "LoveLetterGame", "LoveLetterState",
+__all__ = ["SHORT_NAME", "SMALL_DECK", "BotPolicy", "GameTree", "LoveLetterGame", "LoveLetterState",
            "state_from_engine"]
