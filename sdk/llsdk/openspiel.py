@@ -26,8 +26,8 @@ Utilities: the tokens the round gave, made zero-sum: seat ``p`` gets ``(n * t_p 
 (n - 1)`` (2 players: +1 / -1 for a win, 0 for a shared showdown; 2019: the spy's token too).
 
 Actions are :mod:`llsdk.encoding`'s ids (relative seats). Information states are built from the
-engine's view of the seat (``service.engine.view``): the string is the seat's id followed by
-every event of the round it may see, in order (perfect recall); its tensor is
+engine's view of the seat (``service.engine.view``): the string is the seat's id and hand
+followed by every event of the round it may see, in order (perfect recall); its tensor is
 :func:`llsdk.encoding.observe` followed by the round's public plays. Observations (no recall)
 are the view without its events: the string names the hand, the piles and what the seat knows
 (:func:`llsdk.encoding.known_cards`); the tensor is :func:`llsdk.encoding.observe`.
@@ -155,18 +155,20 @@ class _Round:
     (OpenSpiel deep-copies a Python state's attributes): the engine state with its own
     ``clone``, which shares the immutable events."""
 
-    __slots__ = ("s", "u", "pending", "needs", "m", "round0", "t0")
+    __slots__ = ("s", "u", "aside_open", "pending", "needs", "m", "round0", "t0")
 
-    def __init__(self, s: Any, u: int, round0: int, t0: list[int]) -> None:
+    def __init__(self, s: Any, u: int, round0: int, t0: list[int],
+                 aside_open: bool = True) -> None:
         self.s = s  # service.engine.MatchState
         self.u = u  # the top u cards of the deck are not dealt yet (any order of the rest)
+        self.aside_open = aside_open  # the set-aside cards are not dealt yet either
         self.pending: Any = None  # an engine action waiting for the cards it will draw
         self.needs: list[int] = []  # positions to deal first: deck index, or -1: set-aside
         self.m = 0  # deck cards the pending action draws
         self.round0, self.t0 = round0, t0
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Round:
-        new = _Round(self.s.clone(), self.u, self.round0, self.t0)
+        new = _Round(self.s.clone(), self.u, self.round0, self.t0, self.aside_open)
         new.pending, new.needs, new.m = self.pending, self.needs[:], self.m
         return new
 
@@ -290,13 +292,13 @@ class LoveLetterState(pyspiel.State):  # type: ignore[misc]
             return
         eng = self.cfg.engine
         act = eng.Action.from_dict(action_of(int(action), r.s.turn, self.cfg.n).to_dict())
-        if r.u == 0 and r.s.deck:  # everything it can draw is dealt: no chance node
+        if r.u == 0 and (r.s.deck or not r.aside_open):  # all it may draw is dealt already
             eng.apply_inplace(r.s, act)
             return
         trial = r.s.clone()
         events = eng.apply_inplace(trial, act)
         m, aside = _draws(events, r.s.round)
-        needs = list(range(min(m, r.u))) + ([-1] if aside else [])
+        needs = list(range(min(m, r.u))) + ([-1] if aside and r.aside_open else [])
         if not needs:
             r.s, r.u = trial, max(0, r.u - m)
             return
@@ -318,7 +320,7 @@ class LoveLetterState(pyspiel.State):  # type: ignore[misc]
             return [0.0] * n
         r = self._r
         assert r is not None
-        got = [a - b for a, b in zip(r.s.rounds[r.round0 - 1]["tokens"], r.t0, strict=True)]
+        got = [a - b for a, b in zip(r.s.rounds[-1]["tokens"], r.t0, strict=True)]
         total = sum(got)
         return [(n * t - total) / (n - 1) for t in got]
 
@@ -405,7 +407,7 @@ def state_from_engine(game: Any, s: Any) -> LoveLetterState:
     are all taken as dealt; the game ends with ``s``'s round. ``s`` is used, not copied."""
     if s.players != game.num_players() or s.ruleset != game.cfg.ruleset:
         raise ValueError("the engine state is of another ruleset or player count")
-    return LoveLetterState(game, _Round(s, 0, s.round, s.tokens[:]))
+    return LoveLetterState(game, _Round(s, 0, s.round, s.tokens[:], aside_open=False))
 
 
 # --------------------------------------------------------------------------- observations
@@ -466,8 +468,9 @@ class _Observer:
                                                and (cfg.first + i - cfg.face_chance) % cfg.n
                                                == player and i < cfg.face_chance + cfg.n)]
             return f"p{player} dealing {len(state._dealt)} {','.join(mine)}"
-        if self.recall:
-            return f"p{player} " + " ".join(_event_text(e) for e in v["events"])
+        if self.recall:  # the hand too: a state from state_from_engine has no past events
+            return f"p{player} [{','.join(sorted(v['hand']))}] " + " ".join(
+                _event_text(e) for e in v["events"])
         seats = " ".join(
             f"s{p['seat']}:t{p['tokens']}{'x' if p['eliminated'] else ''}"
             f"{'h' if p['protected'] else ''}[{','.join(p['discards'])}]" for p in v["players"])
@@ -505,6 +508,9 @@ class BotPolicy(os_policy.Policy):  # type: ignore[misc]
         return hit
 
     def _ask(self, state: Any) -> dict[int, float]:
+        legal_ids = state.legal_actions()
+        if len(legal_ids) == 1:  # nothing to choose (a forced countess, a lone target)
+            return {legal_ids[0]: 1.0}
         seat = state.current_player()
         v = View.from_dict(state.view(seat))
         n = state.get_game().num_players()
@@ -512,8 +518,7 @@ class BotPolicy(os_policy.Policy):  # type: ignore[misc]
         for i in range(self.samples):
             self.bot.rng = random.Random(f"{self.seed}:{i}:{state.information_state_string()}")
             counts[action_id(self.bot.choose(v), seat, n)] += 1
-        legal = set(state.legal_actions())
-        if not set(counts) <= legal:
+        if not set(counts) <= set(legal_ids):
             raise ValueError(f"the bot chose an illegal action at {state}")
         return {a: k / self.samples for a, k in sorted(counts.items())}
 
@@ -609,7 +614,10 @@ class GameTree:
         for key, state in self.states.items():
             probs = policy.action_probabilities(state)
             moves = self._efg_actions[key]
-            table[self._efg_keys[key]] = [(moves[a], float(p)) for a, p in probs.items()]
+            if not set(probs) <= set(moves):
+                raise ValueError(f"the policy plays an illegal action at {key}")
+            # every legal action listed: the EFG policy reads a missing one as an error
+            table[self._efg_keys[key]] = [(e, float(probs.get(a, 0.0))) for a, e in moves.items()]
         return pyspiel.TabularPolicy(table)
 
     def exploitability(self, policy: Any) -> float:
