@@ -15,8 +15,8 @@ seat), so it holds nothing the seat could not see; the mask marks the legal acti
 (:mod:`llsdk.encoding`, docs/bots.md). ``infos[agent]`` is empty; ``env.view(agent)`` gives the
 whole view (a dict, as the API sends it) for code that wants more than the vector.
 
-Rewards follow the match, not the round: when it ends, each winner gets +1 and every other seat
--1 / (n - 1) (a zero sum). Why: the ladder rates matches, a round won late in a lost match is
+Rewards follow the match, not the round: when it ends, the winner gets +1 and every other seat
+-1 / (n - 1), a zero sum (several winners, R23, share what the others lose). Why: the ladder rates matches, a round won late in a lost match is
 worth nothing, and the token count the vector shows lets a learner value each round by itself.
 To learn single rounds, pass ``tokens_to_win=1``: a match is then one round.
 
@@ -131,15 +131,9 @@ class LoveLetterEnv(AECEnv):  # type: ignore[misc]
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         if s.status != "active":
-            n = self.players
-            for i, a in enumerate(self.agents):
-                self.rewards[a] = 1.0 if i in s.winners else -1.0 / (n - 1)
-            # several winners (a shared showdown, R23): keep the sum at zero
-            excess = sum(self.rewards.values())
-            if excess:
-                for i, a in enumerate(self.agents):
-                    if i in s.winners:
-                        self.rewards[a] -= excess / len(s.winners)
+            n, w = self.players, len(s.winners)
+            for i, a in enumerate(self.agents):  # several winners (R23) share (n - w) / (n - 1)
+                self.rewards[a] = (n - w) / ((n - 1) * w) if i in s.winners else -1.0 / (n - 1)
             self.terminations = dict.fromkeys(self.agents, True)
         else:
             self.agent_selection = self.possible_agents[s.turn]
