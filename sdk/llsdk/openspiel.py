@@ -352,11 +352,17 @@ class LoveLetterState(pyspiel.State):  # type: ignore[misc]
         from its view (ISMCTS's determinization). Its deck is fully dealt: no chance nodes."""
         from .sim import Sampler
 
-        v = self.view(player)
-        if v is None or self._r is None or self._r.needs:
+        v, r = self.view(player), self._r
+        if v is None or r is None or r.needs:
             raise ValueError("resample only at a decision node")
         rng = random.Random(int(sampler() * 2 ** 32)) if callable(sampler) else random.Random()
-        return state_from_engine(self.get_game(), Sampler(View.from_dict(v)).sample(rng))
+        s = Sampler(View.from_dict(v)).sample(rng)
+        # The same log as far as ``player`` can see; what it can't is blanked (kept as a
+        # secret event, to keep the sequence numbers), so nothing of the true deal remains.
+        s.events = [e if e.to is None or player in e.to else
+                    e._replace(type="hidden", data={}, to=()) for e in r.s.events]
+        s.round_start_seq = r.s.round_start_seq
+        return LoveLetterState(self.get_game(), _Round(s, 0, r.round0, r.t0, aside_open=False))
 
 
 def _start(cfg: _Config, dealt: list[int]) -> _Round:
