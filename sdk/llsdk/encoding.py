@@ -102,7 +102,7 @@ LAYOUT = (("ruleset", len(RULESET_ORDER)), ("players", MAX_SEATS - 1), ("phase",
           ("hand", KINDS), ("seats", MAX_SEATS * SEAT_SIZE), ("face_up", KINDS),
           ("unseen", KINDS), ("deck_count", 1), ("set_aside_count", 1), ("round", 1),
           ("tokens_to_win", 1))
-OBS_SIZE = sum(size for _, size in LAYOUT)  # 207
+OBS_SIZE = sum(size for _, size in LAYOUT)  # 206
 #: an upper bound of every entry (counts of cards, tokens and rounds; the rest are 0/1)
 OBS_HIGH = 64.0
 

@@ -420,7 +420,7 @@ def state_from_engine(game: Any, s: Any) -> LoveLetterState:
 
 
 def _event_text(e: Mapping[str, Any]) -> str:
-    return e["type"] + "(" + ",".join(
+    return str(e["type"]) + "(" + ",".join(
         f"{k}={v}" for k, v in e.items() if k not in ("seq", "round", "type", "private")) + ")"
 
 

@@ -9,7 +9,7 @@
         e.step(action)
 
 Agents are ``player_0`` .. ``player_{n-1}`` (seat numbers). Each observation is
-``{"observation": float32[207], "action_mask": int8[1880]}``: :func:`llsdk.encoding.observe` of
+``{"observation": float32[206], "action_mask": int8[1880]}``: :func:`llsdk.encoding.observe` of
 the seat's view, the engine's own projection (``service.engine.view``, what the API shows that
 seat), so it holds nothing the seat could not see; the mask marks the legal action ids
 (:mod:`llsdk.encoding`, docs/bots.md). ``infos[agent]`` is empty; ``env.view(agent)`` gives the

@@ -13,7 +13,7 @@ pytest.importorskip("pyspiel", reason="the llsdk[openspiel] extra (make test ins
 from llsdk import arena  # noqa: E402
 from llsdk.cli import load_bot  # noqa: E402
 
-from tests.sdk.test_sdk_arena import COUNTING_BOT, REPO, RANDOM_BOT  # noqa: E402
+from tests.sdk.test_sdk_arena import COUNTING_BOT, RANDOM_BOT, REPO  # noqa: E402
 
 OPENSPIEL_BOT = os.path.join(REPO, "examples", "bots", "openspiel_bot.py")
 

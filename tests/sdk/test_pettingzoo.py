@@ -38,7 +38,7 @@ def play_out(e: env, seed: int) -> list[dict[str, float]]:  # type: ignore[valid
     e.reset(seed=seed)
     rng = np.random.default_rng(seed)
     rewards = []
-    for agent in e.agent_iter():
+    for _agent in e.agent_iter():
         obs, _, term, trunc, _ = e.last()
         if term or trunc:
             e.step(None)
