@@ -7,8 +7,8 @@
 One **round** is one game (rounds are independent deals; a match only carries its token count
 and who starts from one to the next, and a match-long game would make every algorithm's tree
 as deep as 20 rounds). Every move is the service's rules engine's (``service.engine``); the
-chance nodes deal the cards, one card kind per outcome with its probability (the copies left
-among the cards nobody has seen), and only when a card is first needed: the initial deal, then
+chance nodes deal the cards, one card kind per outcome with its probability (its copies among
+the cards not dealt yet over their number), and only when a card is first needed: the initial deal, then
 each draw, so cards that are never drawn are never branched on.
 
 Parameters:
@@ -469,10 +469,9 @@ class _Observer:
         v = self._view(state, player)
         if v is None:  # the first cards are being dealt: what this player got so far
             cfg = state.cfg
-            mine = [CARDS[c] for i, c in enumerate(state._dealt)
-                    if i < cfg.face_chance or (self.private and i >= cfg.face_chance
-                                               and (cfg.first + i - cfg.face_chance) % cfg.n
-                                               == player and i < cfg.face_chance + cfg.n)]
+            fc = cfg.face_chance  # face-up cards first (public), then a hand per seat
+            mine = [CARDS[c] for i, c in enumerate(state._dealt) if i < fc or (
+                self.private and (cfg.first + i - fc) % cfg.n == player)]
             return f"p{player} dealing {len(state._dealt)} {','.join(mine)}"
         if self.recall:  # the hand too: a state from state_from_engine has no past events
             return f"p{player} [{','.join(sorted(v['hand']))}] " + " ".join(
