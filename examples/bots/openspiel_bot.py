@@ -93,7 +93,7 @@ class OpenSpielBot(Bot):
             if left <= 0:
                 break
             sims = int(left / (spent / done))
-            if sims < 1:
+            if sims < self.probe:  # not worth a new tree (and ISMCTS needs 2 to visit one)
                 break
         self.simulations.append(done)
         seat = view.seat
