@@ -103,8 +103,8 @@ LAYOUT = (("ruleset", len(RULESET_ORDER)), ("players", MAX_SEATS - 1), ("phase",
           ("unseen", KINDS), ("deck_count", 1), ("set_aside_count", 1), ("round", 1),
           ("tokens_to_win", 1))
 OBS_SIZE = sum(size for _, size in LAYOUT)  # 206
-#: an upper bound of every entry (counts of cards, tokens and rounds; the rest are 0/1)
-OBS_HIGH = 64.0
+#: an upper bound of every entry (counts of cards and tokens, the round number; the rest 0/1)
+OBS_HIGH = 128.0  # rounds: at most 6 seats x 19 tokens + 1 = 115
 
 
 def offsets() -> dict[str, int]:
