@@ -55,13 +55,14 @@ $(STAMP): $(RUN_STAMP) $(LOCK_DEV)
 	@touch $@
 
 # Re-resolve the lock files from the pyprojects (after changing a dependency) with the pinned uv;
-# hashes for every file of every pinned release.
+# hashes for every file of every pinned release. The development lock includes the SDK's `rl`
+# and `openspiel` extras (PettingZoo, OpenSpiel: docs/bots.md), whose tests `make test` runs.
 UV_COMPILE = $(UV) pip compile --quiet --generate-hashes --python-version 3.11 \
 	--python-platform x86_64-manylinux_2_28
 lock: $(STAMP)
 	$(UV_COMPILE) pyproject.toml sdk/pyproject.toml requirements/build.in -o $(LOCK_RUN)
-	$(UV_COMPILE) --extra dev pyproject.toml sdk/pyproject.toml requirements/build.in \
-		-c $(LOCK_RUN) -o $(LOCK_DEV)
+	$(UV_COMPILE) --extra dev --extra rl --extra openspiel pyproject.toml sdk/pyproject.toml \
+		requirements/build.in -c $(LOCK_RUN) -o $(LOCK_DEV)
 	$(UV_COMPILE) requirements/uv.in -o requirements/uv.txt
 
 lint: $(STAMP)

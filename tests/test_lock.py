@@ -53,7 +53,10 @@ def test_the_runtime_lock_pins_every_runtime_dependency_within_its_bounds() -> N
 
 def test_the_dev_lock_adds_the_tools_and_agrees_with_the_runtime_lock() -> None:
     run, dev = pins(REQ / "run.txt"), pins(REQ / "dev.txt")
-    for req in deps(REPO / "pyproject.toml", "dev") + deps(REPO / "sdk" / "pyproject.toml", "dev"):
+    sdk = REPO / "sdk" / "pyproject.toml"
+    # the SDK's research extras too: make test runs the PettingZoo and OpenSpiel tests
+    for req in deps(REPO / "pyproject.toml", "dev") + deps(sdk, "dev") + deps(sdk, "rl") + \
+            deps(sdk, "openspiel"):
         if local(req):
             continue
         name = canonicalize_name(req.name)
