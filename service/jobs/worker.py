@@ -171,6 +171,13 @@ class DeadlineWorker(SimpleWorker):
     scheduler_interval = POLL_INTERVAL_S
     max_connection_wait_time = MAX_CONNECTION_WAIT_S
 
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        # refuses a data Redis at another schema version (store/migrate.py)
+        from .repair import require_schema
+
+        require_schema(data_redis(self.connection))
+        return bool(super().work(*args, **kwargs))
+
     # RQ's loop exits on a connection error outside its dequeue: these steps retry instead.
 
     def check_for_suspension(self, burst: bool) -> None:
