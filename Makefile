@@ -6,6 +6,8 @@
 #   make engine    compile the rules engine with mypyc (the pure package is the fallback)
 #   make openapi   regenerate openapi.yaml (service.http.openapi) and the SDK's sdk/llsdk/rulesets.json
 #   make lock      re-resolve requirements/*.txt (pinned, hashed) from the pyprojects
+#   make migrate   bring the data in Redis (REDIS_URL) to this code's schema version
+#   make backup    snapshot every data node and RQ's Redis (service.ops.backup; restore: docs)
 #   make shell     a shell with .venv's python and llsdk first on PATH
 
 PY    ?= python3
@@ -41,7 +43,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine redis bench openapi run shell clean
+.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine redis nginx bench openapi run migrate backup shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -63,6 +65,7 @@ lock: $(STAMP)
 	$(UV_COMPILE) --extra dev pyproject.toml sdk/pyproject.toml requirements/build.in \
 		-c $(LOCK_RUN) -o $(LOCK_DEV)
 	$(UV_COMPILE) requirements/uv.in -o requirements/uv.txt
+	$(UV_COMPILE) requirements/engine.in -c $(LOCK_DEV) -o requirements/engine.txt
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(call existing,$(LINT_DIRS))
@@ -86,7 +89,7 @@ typecheck: $(STAMP)
 # run one at a time, so that they measure the service and not the load of 4 busy workers on 2
 # cores. TEST_WORKERS=0 runs the first phase in this one process (e.g. with -x or pdb).
 TEST_WORKERS ?= 4
-test: lint imports typecheck browser bottools engine redis
+test: lint imports typecheck browser bottools engine redis nginx
 	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "not timing" --durations=15
 	$(VPY) -m pytest -m timing --durations=5
 
@@ -137,6 +140,22 @@ redis:
 		|| echo "redis: could not install redis-server (the cluster tests will skip)"; \
 	fi
 
+# Debian's nginx for the reverse-proxy tests (tests/system/test_proxy.py runs the committed
+# deploy/nginx config over TLS in front of a real API server, on 127.0.0.1 and free ports, with
+# a config of their own; they never use the package's service, which Debian starts on port 80 on
+# a host with systemd: `systemctl disable --now nginx` if unwanted): installed only when missing,
+# the same way as chromium above. If it cannot be installed, those tests skip with a message.
+nginx:
+	@if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ] && command -v apt-get >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+		else echo "nginx: not root and no sudo: cannot install nginx (the proxy tests will skip)"; exit 0; fi; \
+		echo "nginx: installing Debian's nginx for the reverse-proxy tests"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		$$SUDO apt-get install -y -qq nginx >/dev/null 2>&1 \
+		|| { $$SUDO apt-get update -qq >/dev/null 2>&1 && $$SUDO apt-get install -y -qq nginx >/dev/null 2>&1; } \
+		|| echo "nginx: could not install nginx (the proxy tests will skip)"; \
+	fi
+
 # The engine compiled with mypyc into service/engine/_native (tools/build_engine.py): about 15
 # CPU-seconds, redone only when an engine source changed; used only while it matches the sources
 # (service/engine/_build.py). No C compiler or headers: a message, and the pure engine is used.
@@ -156,6 +175,14 @@ openapi: $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	@$(VPY) -m service.ops.run
+
+migrate: $(RUN_STAMP)
+	@$(VPY) -m service.ops.migrate
+
+# BACKUP_DIR (default backups/) gets a timestamped folder; REDIS_URL / QUEUE_REDIS_URL name the
+# stack, or the embedded Redis of `make run` (RUN_DIR) when REDIS_URL is unset
+backup: $(RUN_STAMP)
+	@$(VPY) -m service.ops.backup backup
 
 # A shell with the project's virtualenv first on PATH (python, llsdk, pytest...); exit to leave.
 shell: $(RUN_STAMP)
