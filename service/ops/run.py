@@ -259,7 +259,14 @@ class EmbeddedRedis:
             time.sleep(0.05)
         return False
 
+    def publish(self) -> None:
+        """Name the socket in ``data_dir/socket`` while it runs: ``python -m service.ops.backup``
+        reads it (the socket's folder is random)."""
+        (self.data_dir / "socket").write_text(self.url + "\n")
+
     def cleanup(self) -> None:
+        with contextlib.suppress(OSError):
+            (self.data_dir / "socket").unlink()
         shutil.rmtree(self.sock_dir, ignore_errors=True)
         if self._lock is not None:
             self._lock.close()
@@ -391,6 +398,7 @@ class Runner:
                         return 1
                     return 0
                 redis_url = embedded.url
+                embedded.publish()
             say("migrating the data to this code's schema (python -m service.ops.migrate)")
             if not self.migrate(redis_url, log):
                 print(f"[run] the migration failed; the end of {shown_log}:\n{tail(log_path)}",

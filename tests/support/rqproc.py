@@ -59,7 +59,10 @@ class RqProcess:
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         env.update({"REDIS_URL": self.redis_url, "PYTHONUNBUFFERED": "1",
                     "PYTHONPATH": REPO + os.pathsep + env.get("PYTHONPATH", ""),
-                    "LADDERS": "[]"})  # no ladder cron jobs in deadline tests
+                    "LADDERS": "[]",  # no ladder cron jobs in deadline tests
+                    # RQ's own INFO lines ("Listening on ...": wait_ready reads it); WARNING
+                    # is the default outside the tests
+                    "RQ_LOG_LEVEL": "INFO"})
         env.update(self.extra_env)
         return env
 
