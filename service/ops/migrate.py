@@ -27,7 +27,8 @@ def _version_when_up(cfg: Config, wait_s: float) -> tuple[redis.Redis, int]:
         try:
             r = cluster.connect(cfg.redis_url, queue=cfg.queue_url())
             return r, migrate.version(r)
-        except (redis.ConnectionError, redis.TimeoutError,
+        # not up yet: refused, timed out, a cluster still forming (CLUSTERDOWN, no slots)
+        except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterError,
                 redis.exceptions.RedisClusterException) as exc:
             if time.monotonic() >= end:
                 raise SystemExit(f"migrate: Redis did not answer within {wait_s:.0f} s: {exc}") \
