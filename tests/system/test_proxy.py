@@ -176,3 +176,12 @@ def test_without_trusted_proxies_the_header_is_ignored_and_clients_share_the_pro
             assert https(ngx, cert[0], "GET", "/v1/rulesets", source=CLIENT_A)[0] == 200
         assert https(ngx, cert[0], "GET", "/v1/rulesets", source=CLIENT_B)[0] == 429
         assert f'"remote":"{CLIENT_A}"' not in api.log_text()
+
+
+def test_an_oversized_body_is_answered_by_the_api_in_json(trusted: tuple[ApiServer, Nginx],
+                                                          cert: tuple[str, str]) -> None:
+    """nginx lets bodies above MAX_BODY_BYTES (16 KB) through, so the API's JSON 413 answers."""
+    _, ngx = trusted
+    status, _, body = https(ngx, cert[0], "POST", "/v1/players",
+                            body={"name": "x" * 20_000})
+    assert status == 413 and body["code"] == "payload_too_large", body
