@@ -7,7 +7,8 @@
 #   make openapi   regenerate openapi.yaml (service.http.openapi) and the SDK's sdk/llsdk/rulesets.json
 #   make lock      re-resolve requirements/*.txt (pinned, hashed) from the pyprojects
 #   make migrate   bring the data in Redis (REDIS_URL) to this code's schema version
-#   make backup    snapshot every data node and RQ's Redis (service.ops.backup; restore: docs)
+#   make backup    snapshot every data node and RQ's Redis (service.ops.backup) to backups/
+#   make restore BACKUP=backups/<stamp>   put a backup back into empty servers
 #   make shell     a shell with .venv's python and llsdk first on PATH
 
 PY    ?= python3
@@ -43,7 +44,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine redis nginx bench openapi run migrate backup shell clean
+.PHONY: venv install run-deps lock test lint imports typecheck browser bottools engine redis nginx bench openapi run migrate backup restore shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -183,6 +184,11 @@ migrate: $(RUN_STAMP)
 # stack, or the embedded Redis of `make run` (RUN_DIR) when REDIS_URL is unset
 backup: $(RUN_STAMP)
 	@$(VPY) -m service.ops.backup backup
+
+# make restore BACKUP=backups/<stamp>: into empty servers (docs/operations.md#backups)
+restore: $(RUN_STAMP)
+	@test -n "$(BACKUP)" || { echo "make restore BACKUP=backups/<stamp>"; exit 2; }
+	@$(VPY) -m service.ops.backup restore "$(BACKUP)"
 
 # A shell with the project's virtualenv first on PATH (python, llsdk, pytest...); exit to leave.
 shell: $(RUN_STAMP)
