@@ -165,6 +165,10 @@ def test_compose_services_are_as_documented() -> None:
     assert mounts["./deploy/nginx/templates"] == "/etc/nginx/templates"
     assert (REPO / "deploy/nginx/templates/default.conf.template").is_file()
     assert proxy["environment"]["API_UPSTREAM"] == "api:8000"
+    # the nginx image fills in the template from the container's environment: every variable
+    from tests.support.nginx import TEMPLATE, render
+
+    render(TEMPLATE.read_text(), {k: str(v) for k, v in proxy["environment"].items()})
     assert proxy["depends_on"]["api"]["condition"] == "service_healthy"
 
 
