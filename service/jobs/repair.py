@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 
+import redis
+
 from ..store import cluster, matches, migrate
 from .timeouts import _connection
 
@@ -29,11 +31,21 @@ def run() -> int:
     return applied + dropped
 
 
+def require_schema(r: redis.Redis) -> None:
+    """Refuse to start (``SystemExit`` with the reason) unless the data is at the schema
+    version of this code (``store/migrate.py``; ``python -m service.ops.migrate`` migrates).
+    A Redis that doesn't answer is not checked here: the process waits for it as it does for
+    any outage, and its next start checks."""
+    try:
+        migrate.require(r)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        log.warning("schema check skipped, Redis unavailable: %s", exc)
+    except migrate.SchemaMismatch as exc:
+        raise SystemExit(f"refusing to start: {exc}") from None
+
+
 def startup() -> None:
-    """What a process runs before it serves: the key layout's migrations (a single Redis), the
-    repair pass (a cluster)."""
+    """What cron runs before it serves: the schema check, then the repair pass (a cluster)."""
     r = _connection()
-    done = migrate.run(r)
-    if done:
-        log.warning("migrated the key layout: %s", ", ".join(done))
+    require_schema(r)
     run()

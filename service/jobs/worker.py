@@ -171,6 +171,22 @@ class DeadlineWorker(SimpleWorker):
     scheduler_interval = POLL_INTERVAL_S
     max_connection_wait_time = MAX_CONNECTION_WAIT_S
 
+    def work(self, *args: Any, **kwargs: Any) -> bool:
+        # logs as the API's (LOG_FORMAT; RQ's own lines at RQ_LOG_LEVEL: jobs/joblog.py), then
+        # refuses a data Redis at another schema version (store/migrate.py)
+        from . import joblog
+        from .repair import require_schema
+
+        joblog.configure()
+        for name in ("rq.worker", "rq.job"):  # the rq CLI's own handlers: ours write instead
+            rq_logger = logging.getLogger(name)
+            rq_logger.handlers.clear()
+            rq_logger.propagate = True
+        if kwargs.get("logging_level") is None:
+            kwargs["logging_level"] = joblog.rq_level()
+        require_schema(data_redis(self.connection))
+        return bool(super().work(*args, **kwargs))
+
     # RQ's loop exits on a connection error outside its dequeue: these steps retry instead.
 
     def check_for_suspension(self, burst: bool) -> None:
@@ -196,10 +212,15 @@ class DeadlineWorker(SimpleWorker):
                 self._redis_down("dequeue", exc)
 
     def execute_job(self, job: Any, queue: Any) -> None:
+        from .joblog import job_done
+
+        started = time.perf_counter()
         try:
             super().execute_job(job, queue)
         except REDIS_DOWN as exc:  # the job is idempotent; recover() runs what it missed
             self._redis_down(f"job {job.id}", exc)
+        finally:
+            job_done(job, queue, time.perf_counter() - started)  # its one log line
 
     def _redis_down(self, what: str, exc: BaseException) -> None:
         self.log.warning("Worker %s: Redis unavailable during %s (%s); going on", self.name,

@@ -5,6 +5,7 @@ waiting bots. Everything is overridable from the environment."""
 
 import gc
 import os
+import sys
 from typing import Any
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
@@ -48,16 +49,24 @@ def on_starting(server: Any) -> None:  # gunicorn hook
 def post_worker_init(worker: Any) -> None:  # gunicorn hook
     # Each worker beats for the service clock (service/store/clock.py): turn clocks stand still
     # while no API process runs.
+    import redis
+
     from service.store import migrate
     from service.store.clock import ApiHeartbeat
 
     r = worker.wsgi.extensions["redis"]  # worker.wsgi: the loaded Flask app
-    # The key layout's migrations (store/migrate.py: once per Redis, then one SISMEMBER), in
-    # the worker: the master imports no Redis client before gevent patches the workers.
+    # The data's schema version (store/migrate.py; `python -m service.ops.migrate` migrates),
+    # checked in the worker: the master imports no Redis client before gevent patches the
+    # workers. A mismatch stops the whole server (exit code 3: gunicorn's "worker failed to
+    # boot" halts the master instead of booting workers in a loop); a Redis that doesn't answer
+    # is checked by the next worker that boots.
     try:
-        migrate.run(r)
-    except Exception as exc:  # noqa: BLE001 - Redis down: the next start migrates
-        worker.log.warning("start-up migration skipped: %s", exc)
+        migrate.require(r)
+    except migrate.SchemaMismatch as exc:
+        worker.log.error("refusing to start: %s", exc)
+        sys.exit(3)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        worker.log.warning("schema check skipped, Redis unavailable: %s", exc)
     ApiHeartbeat(r).start()
     # The garbage collector's full passes stop every request of the worker for as long as
     # they take to walk every object: with 2,500 long-polls waiting in a worker one took about

@@ -263,7 +263,14 @@ class EmbeddedRedis:
             time.sleep(0.05)
         return False
 
+    def publish(self) -> None:
+        """Name the socket in ``data_dir/socket`` while it runs: ``python -m service.ops.backup``
+        reads it (the socket's folder is random)."""
+        (self.data_dir / "socket").write_text(self.url + "\n")
+
     def cleanup(self) -> None:
+        with contextlib.suppress(OSError):
+            (self.data_dir / "socket").unlink()
         shutil.rmtree(self.sock_dir, ignore_errors=True)
         if self._lock is not None:
             self._lock.close()
@@ -362,6 +369,16 @@ class Runner:
             time.sleep(0.1)
         return False
 
+    def migrate(self, redis_url: str, log: IO[str]) -> bool:
+        """``python -m service.ops.migrate`` once, before the processes that refuse another
+        schema version start; its output goes to the log."""
+        env = {**os.environ, "REDIS_URL": redis_url}
+        log.flush()
+        done = subprocess.run([PY, "-m", "service.ops.migrate", "--wait", "10"], cwd=REPO,
+                              env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+        log.flush()
+        return done.returncode == 0
+
     def run(self) -> int:
         signal.signal(signal.SIGINT, self.on_signal)
         signal.signal(signal.SIGTERM, self.on_signal)
@@ -385,6 +402,12 @@ class Runner:
                         return 1
                     return 0
                 redis_url = embedded.url
+                embedded.publish()
+            say("migrating the data to this code's schema (python -m service.ops.migrate)")
+            if not self.migrate(redis_url, log):
+                print(f"[run] the migration failed; the end of {shown_log}:\n{tail(log_path)}",
+                      flush=True)
+                return 1
             specs = stack_specs(redis_url, port)
             say(f"starting {', '.join(p.name for p in specs)} (their output: {shown_log})")
             for spec in specs:

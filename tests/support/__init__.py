@@ -29,3 +29,26 @@ def read_log(path: str) -> str:
             return f.read()
     except OSError:
         return ""
+
+
+def migrate_store(redis_url: str, env: dict[str, str] | None = None) -> None:
+    """What ``python -m service.ops.migrate`` does before a stack starts (the API, the worker
+    and cron refuse a Redis at another schema version): every server the tests start on
+    ``redis_url`` runs it first. ``env`` may give ``QUEUE_REDIS_URL`` (a cluster's RQ Redis)."""
+    import redis
+
+    from service.store import cluster, migrate
+
+    queue = (env or {}).get("QUEUE_REDIS_URL") or None
+    down = (redis.ConnectionError, redis.TimeoutError, redis.exceptions.ClusterError,
+            redis.exceptions.RedisClusterException)
+    try:
+        r = cluster.connect(redis_url, queue=queue if cluster.is_cluster_url(redis_url) else None)
+    except down:
+        return  # Redis down (an outage test): the processes skip their check too
+    try:
+        migrate.run(r)
+    except down:
+        pass
+    finally:
+        r.close()

@@ -26,7 +26,7 @@ from types import TracebackType
 import redis
 
 from service.store.queues import QUEUES
-from tests.support import read_log, venv_executable
+from tests.support import migrate_store, read_log, venv_executable
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKER_CLASS = "service.jobs.worker.DeadlineWorker"
@@ -41,8 +41,10 @@ class RqProcess:
 
     name = "rq"
 
-    def __init__(self, redis_url: str, *, env: dict[str, str] | None = None) -> None:
+    def __init__(self, redis_url: str, *, env: dict[str, str] | None = None,
+                 migrate: bool = True) -> None:
         self.redis_url = redis_url
+        self.migrate = migrate  # run the schema migration before every start
         self.extra_env = dict(env or {})
         # RQ's own Redis: the data Redis, unless it is a cluster (QUEUE_REDIS_URL)
         self.rq_url = self.extra_env.get("QUEUE_REDIS_URL") or redis_url
@@ -57,13 +59,18 @@ class RqProcess:
         env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
         env.update({"REDIS_URL": self.redis_url, "PYTHONUNBUFFERED": "1",
                     "PYTHONPATH": REPO + os.pathsep + env.get("PYTHONPATH", ""),
-                    "LADDERS": "[]"})  # no ladder cron jobs in deadline tests
+                    "LADDERS": "[]",  # no ladder cron jobs in deadline tests
+                    # RQ's own INFO lines ("Listening on ...": wait_ready reads it); WARNING
+                    # is the default outside the tests
+                    "RQ_LOG_LEVEL": "INFO"})
         env.update(self.extra_env)
         return env
 
     def start(self) -> RqProcess:
         if self.running:
             raise RuntimeError(f"{self.name} is already running")
+        if self.migrate:
+            migrate_store(self.redis_url, self._env())
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(self.argv(), cwd=REPO, env=self._env(),
                                          stdin=subprocess.DEVNULL, stdout=log,
@@ -132,8 +139,8 @@ class RqWorker(RqProcess):
     name = "worker"
 
     def __init__(self, redis_url: str, *, worker_name: str | None = None,
-                 env: dict[str, str] | None = None) -> None:
-        super().__init__(redis_url, env=env)
+                 env: dict[str, str] | None = None, migrate: bool = True) -> None:
+        super().__init__(redis_url, env=env, migrate=migrate)
         self.worker_name = worker_name
 
     def argv(self) -> list[str]:

@@ -29,7 +29,7 @@ from types import TracebackType
 
 import requests
 
-from tests.support import read_log, venv_executable
+from tests.support import migrate_store, read_log, venv_executable
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -50,8 +50,9 @@ class ApiServer:
 
     def __init__(self, redis_url: str, *, workers: int = 1, port: int | None = None,
                  env: dict[str, str] | None = None, startup_timeout: float = 30.0,
-                 stop_timeout: float = 8.0) -> None:
+                 stop_timeout: float = 8.0, migrate: bool = True) -> None:
         self.redis_url = redis_url
+        self.migrate = migrate  # run the schema migration before every start
         self.workers = workers
         self.port = port or free_port()
         self.extra_env = dict(env or {})
@@ -90,6 +91,8 @@ class ApiServer:
         if self.running:
             raise RuntimeError("the server is already running")
         self.starts += 1
+        if self.migrate:
+            migrate_store(self.redis_url, self._env())
         # Appending keeps the log of earlier runs (a restart shows what happened before).
         with open(self.log_path, "ab") as log:
             log.write(f"==== start #{self.starts} on port {self.port}\n".encode())

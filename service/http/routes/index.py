@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app, request
 from flask.views import MethodView
 
+from ...engine import BUILD
 from ..params import Blueprint
 from .common import json_response
 
@@ -54,6 +55,9 @@ class Index(MethodView):
         return json_response({
             "name": "Love Letter Arena",
             "api_version": "v1",
+            # the rules engine this process runs: mypyc-compiled (make engine, the image) or
+            # the pure modules (engine/_build.py)
+            "engine": "compiled" if BUILD == "mypyc" else "pure",
             "collections": {k: root + v for k, v in COLLECTIONS.items()},
             "documents": {k: root + v for k, v in DOCUMENTS.items()},
             "endpoints": endpoints(),

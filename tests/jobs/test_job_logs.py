@@ -1,0 +1,45 @@
+"""The deadline worker's logs (service/jobs/joblog.py): with ``LOG_FORMAT=json`` every line is
+one JSON object, each job the worker runs is ONE line with its duration, and RQ's own INFO
+lines are quiet by default (``RQ_LOG_LEVEL=WARNING``)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import redis
+from rq import Queue
+
+from tests.support.redis_proc import RedisProcess
+from tests.support.rqproc import RqWorker
+
+
+def _lines(text: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_the_worker_logs_one_json_line_per_job_with_its_duration_and_rq_stays_quiet(
+        redis_db: redis.Redis, redis_server: RedisProcess) -> None:
+    env = {"LOG_FORMAT": "json", "RQ_LOG_LEVEL": "WARNING"}
+    worker = RqWorker(redis_server.url, env=env)
+    worker.start(wait_for_locks=False)
+    try:
+        q = Queue("default", connection=redis_db)
+        jobs = [q.enqueue("service.jobs.timeouts.recover") for _ in range(3)]
+        end = time.monotonic() + 60
+        done: list[dict[str, object]] = []
+        while time.monotonic() < end and len(done) < len(jobs):
+            assert worker.running, worker.log_text()[-3000:]
+            done = [d for d in _lines(worker.log_text()) if d.get("msg") == "job"]
+            time.sleep(0.2)
+        lines = _lines(worker.log_text())  # every line parses as JSON
+    finally:
+        worker.close()
+    assert sorted(str(d["job_id"]) for d in done) == sorted(j.id for j in jobs)
+    for d in done:
+        assert d["job"] == "service.jobs.timeouts.recover" and d["status"] == "finished"
+        assert d["queue"] == "default" and isinstance(d["duration_ms"], float)
+        assert d["logger"] == "service.jobs.run" and d["level"] == "info"
+    # RQ's own INFO lines (3-4 per job: "default: ... (id)", "Job OK", "Listening on ...")
+    assert not [d for d in lines if str(d.get("logger", "")).startswith("rq.")
+                and d["level"] == "info"], lines
