@@ -90,17 +90,24 @@ def ladders_from_env() -> dict[str, LadderConfig]:
     """The configured ladders: ``LADDERS`` (a JSON list of objects with LadderConfig's fields)
     replaces the defaults; ``LADDER_INTERVAL_S`` / ``LADDER_TURN_TIMEOUT_S`` override those
     fields of every ladder (handy for tests and demos); ``LADDER_PRESENCE_WINDOW_S``,
-    ``LADDER_BENCH_AFTER`` and ``LADDER_PROVISIONAL_GAMES`` set those fields of every ladder
-    whose ``LADDERS`` entry doesn't."""
+    ``LADDER_BENCH_AFTER``, ``LADDER_PROVISIONAL_GAMES``, ``LADDER_ABORT_BENCH_AFTER``,
+    ``LADDER_ABORT_WINDOW_S`` and ``LADDER_ABORT_BENCH_S`` (comma-separated seconds) set those
+    fields of every ladder whose ``LADDERS`` entry doesn't."""
     import json
 
     raw = os.environ.get("LADDERS")
     given: list[dict[str, Any]] = json.loads(raw) if raw else [
         {"name": lad.name, "ruleset": lad.ruleset, "seats": lad.seats,
          "description": lad.description} for lad in DEFAULT_LADDERS]
-    defaults = _given(presence_window_s=_env_opt("LADDER_PRESENCE_WINDOW_S"),
-                      bench_after=_env_opt("LADDER_BENCH_AFTER"),
-                      provisional_games=_env_opt("LADDER_PROVISIONAL_GAMES"))
+    defaults: dict[str, Any] = _given(
+        presence_window_s=_env_opt("LADDER_PRESENCE_WINDOW_S"),
+        bench_after=_env_opt("LADDER_BENCH_AFTER"),
+        provisional_games=_env_opt("LADDER_PROVISIONAL_GAMES"),
+        abort_bench_after=_env_opt("LADDER_ABORT_BENCH_AFTER"),
+        abort_window_s=_env_opt("LADDER_ABORT_WINDOW_S"))
+    bench_s = (os.environ.get("LADDER_ABORT_BENCH_S") or "").strip()
+    if bench_s:  # "900,3600,21600,86400": the escalating bench lengths, seconds
+        defaults["abort_bench_s"] = tuple(int(x) for x in bench_s.split(","))
     overrides = _given(interval_s=_env_opt("LADDER_INTERVAL_S"),
                        turn_timeout_s=_env_opt("LADDER_TURN_TIMEOUT_S"))
     out = {}

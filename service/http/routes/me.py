@@ -11,7 +11,7 @@ from flask.views import MethodView
 from marshmallow import fields as f
 
 from ...realtime import longpoll
-from ...store import challenges, inbox, matches, players, presence
+from ...store import attendance, challenges, inbox, matches, players, presence
 from ..params import Blueprint, QueryFloat
 from ..views import player_view, summary
 from .challenges import ChallengeListSchema
@@ -88,6 +88,7 @@ class MyMatches(MethodView):
         ids, nxt = matches.list_ids(store(), status=args.get("status"), player=pid,
                                     offset=args["cursor"], limit=args["limit"])
         docs = matches.load_many(store(), ids, deadline_jobs=deadline_jobs())
+        attendance.note(store(), pid, [d.id for d in docs if attendance.may_abort(d)])
         return json_response({"matches": [summary(d, pid) for d in docs], "next_cursor": nxt})
 
 
@@ -111,6 +112,9 @@ class MyEvents(MethodView):
                                                     listening)
         if args["challenges"] and wait > 0:
             presence.listen(r, pid)  # still listening at the end of a long wait
+        # it heard of these matches: it was there (the abort rule, store/attendance.py)
+        attendance.note(r, pid, [n["match_id"] for n in notices
+                                 if n.get("type") in ROUND_ONE_NOTICES])
         if args["views"]:
             _attach_views(r, pid, notices)
         return json_response({"events": notices, "cursor": cursor})
@@ -118,6 +122,8 @@ class MyEvents(MethodView):
 
 #: the notices about a match's course, which views=true completes with the player's view
 MATCH_NOTICES = frozenset({"match_started", "your_turn", "match_finished"})
+#: the notices a match can still be aborted after (a read of them means the bot was there)
+ROUND_ONE_NOTICES = frozenset({"match_started", "your_turn"})
 
 
 def _attach_views(r: redis.Redis, pid: str, notices: list[dict[str, Any]]) -> None:

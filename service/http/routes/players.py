@@ -9,7 +9,7 @@ from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...store import ladders, matches, players, presence
+from ...store import aborts, ladders, matches, players, presence
 from ..params import Blueprint
 from ..views import summary
 from .common import (
@@ -60,6 +60,11 @@ class ProfileSchema(ma.Schema):
     created_at = f.Float()
     recent_matches = f.List(f.Dict())
     ratings = f.Dict()
+    aborts_24h = f.Integer(metadata={
+        "description": "rated matches it aborted by being absent in the last 24 h"})
+    bench = f.Dict(allow_none=True, metadata={
+        "description": "benched from every ladder for repeated aborts: until (epoch s), "
+                       "reason, level (1 for the first bench within 7 days); null: not"})
 
 
 @blp.route("")
@@ -117,6 +122,7 @@ class Player(MethodView):
         profile = players.get(r, player_id)
         ids, _ = matches.list_ids(r, player=player_id, limit=20)
         profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids, deadline_jobs=deadline_jobs())]
+        profile.update(aborts.status(r, player_id))
         profile["ratings"] = {}
         for lad in current_app.extensions["ladders"].values():
             standing = ladders.standing(r, lad, player_id)
