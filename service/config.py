@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .store import cluster
+from .store.challenge_guard import ChallengeLimits, parse_rules
 from .store.ladder_config import LadderConfig
 
 __all__ = ["DEFAULT_LADDERS", "Config", "LadderConfig", "ladders_from_env"]
@@ -49,6 +50,10 @@ class Config:
     # 10 s to a day); one player may have challenge_max_open open at once
     challenge_ttl_s: int = 120
     challenge_max_open: int = 20
+    # challenges one player may make (all targets together), and to any one target; the
+    # syntax of rate_limit, "off" for none; off with every other limit when RATE_LIMITS=0
+    challenge_rate_limit: str = "10/minute;100/day"
+    challenge_pair_rate_limit: str = "3/minute"
     # GET /v1/players/online: who polled (ready for challenges) within this many seconds
     online_window_s: int = 60
 
@@ -68,8 +73,21 @@ class Config:
             enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",
             challenge_ttl_s=_env_int("CHALLENGE_TTL_S", cls.challenge_ttl_s),
             challenge_max_open=_env_int("CHALLENGE_MAX_OPEN", cls.challenge_max_open),
+            challenge_rate_limit=_env_limit("CHALLENGE_RATE_LIMIT", cls.challenge_rate_limit),
+            challenge_pair_rate_limit=_env_limit("CHALLENGE_PAIR_RATE_LIMIT",
+                                                 cls.challenge_pair_rate_limit),
             online_window_s=_env_int("ONLINE_WINDOW_S", cls.online_window_s),
         )
+
+    def __post_init__(self) -> None:
+        self.challenge_limits()  # a malformed limit stops the process at start, not a request
+
+    def challenge_limits(self) -> ChallengeLimits | None:
+        """The challenge limits the store applies (None: RATE_LIMITS=0)."""
+        if not self.rate_limits_enabled:
+            return None
+        return ChallengeLimits(per_challenger=parse_rules(self.challenge_rate_limit),
+                               per_pair=parse_rules(self.challenge_pair_rate_limit))
 
     def queue_url(self) -> str:
         """The Redis of RQ's queues (raises ``cluster.ConfigError`` when it can't be)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import redis
 
-from . import keys, players, replies
+from . import challenge_guard, keys, players, replies
 from .ladder_config import LadderConfig
 
 
@@ -49,7 +49,8 @@ def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
            now: float | None = None, limit: int = 100) -> list[dict[str, Any]]:
     """Who is online: players that polled their notices ready for challenges within
     ``window_s``, and those entered in a ladder that count as present there. Each row says
-    which ladders and whether it answers challenges; ordered by name."""
+    which ladders and whether it answers challenges (it polls ready for them and has not
+    turned them off: ``challenge_guard``); ordered by name."""
     now = time.time() if now is None else now
     rows: dict[str, dict[str, Any]] = {}
     for raw in r.zrangebyscore(keys.LISTENING, now - window_s, "+inf"):
@@ -64,6 +65,8 @@ def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
     pids = list(rows)
     for pid, (name, kind) in zip(pids, players.briefs(r, pids), strict=True):
         rows[pid].update(name=name, kind=kind)
+    for pid, takes in zip(pids, challenge_guard.accepts(r, pids), strict=True):
+        rows[pid]["accepts_challenges"] = rows[pid]["accepts_challenges"] and takes
     last = r.zmscore(keys.PRESENCE, pids)
     for pid, s in zip(pids, last, strict=True):
         rows[pid]["last_seen"] = None if s is None else float(s)

@@ -11,13 +11,16 @@ from flask.views import MethodView
 from marshmallow import fields as f
 
 from ...realtime import longpoll
-from ...store import attendance, challenges, inbox, matches, players, presence
+from ...store import attendance, challenge_guard, challenges, inbox, matches, players, presence
 from ..params import Blueprint, QueryFloat
 from ..views import player_view, summary
 from .challenges import ChallengeListSchema
 from .common import (
     AUTH,
+    E400,
     E401,
+    E410,
+    E413,
     E422,
     auth_first,
     config,
@@ -64,14 +67,37 @@ class NoticesSchema(ma.Schema):
     cursor = f.String(required=True, metadata={"description": "pass as `after` next time"})
 
 
+class SettingsSchema(ma.Schema):
+    accepts_challenges = f.Boolean(required=True, metadata={
+        "description": "false: every challenge naming you is refused (403 challenges_off) "
+                       "and GET /v1/players/online lists you as not accepting them"})
+
+
+def _me(pid: str) -> dict[str, Any]:
+    me = players.get(store(), pid)
+    (me["accepts_challenges"],) = challenge_guard.accepts(store(), [pid])
+    return me
+
+
 @blp.route("")
 class Me(MethodView):
     @blp.doc(security=AUTH)
     @blp.response(200)
     @document_errors(blp, E401)
     def get(self) -> Any:
-        """Who the token belongs to."""
-        return json_response(players.get(store(), require_player()))
+        """Who the token belongs to, and its settings (accepts_challenges)."""
+        return json_response(_me(require_player()))
+
+    @auth_first
+    @blp.arguments(SettingsSchema())
+    @blp.response(200)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E400, E401, E413, E422)
+    def patch(self, data: dict[str, Any]) -> Any:
+        """Change your settings: `{"accepts_challenges": false}` turns challenges to you off."""
+        pid = require_player()
+        challenge_guard.set_accepts(store(), pid, data["accepts_challenges"])
+        return json_response(_me(pid))
 
 
 @blp.route("/matches")
@@ -98,9 +124,10 @@ class MyEvents(MethodView):
     @blp.arguments(NoticesQuerySchema(), location="query")
     @blp.response(200, NoticesSchema)
     @blp.doc(security=AUTH)
-    @document_errors(blp, E401, E422)
+    @document_errors(blp, E401, E410, E422)
     def get(self, args: dict[str, Any]) -> Any:
-        """Notices across your matches after a cursor; with wait=S, held until one arrives."""
+        """Notices across your matches after a cursor; with wait=S, held until one arrives.
+        410 cursor_expired when notices after the cursor were dropped (oldest_cursor)."""
         pid = require_player()
         r = store()
         presence.touch(r, pid)

@@ -88,7 +88,8 @@ class OnlineRowSchema(ma.Schema):
     ladders = f.List(f.String(), required=True, metadata={
         "description": "the ladders it is entered in and present on"})
     accepts_challenges = f.Boolean(required=True, metadata={
-        "description": "it polls /v1/me/events with challenges=true"})
+        "description": "it polls /v1/me/events with challenges=true and has not turned "
+                       "challenges off (PATCH /v1/me)"})
     last_seen = f.Float(allow_none=True, required=True, metadata={
         "description": "its last poll (epoch s)"})
 
