@@ -6,10 +6,10 @@ player's own "no challenges" setting, and limits on how often one may challenge.
   At most :data:`MAX_BLOCKS` per player.
 - ``accepts_challenges``: a player who turned challenges off is in ``ll:idx:challenges_off``;
   every challenge naming it is refused (``challenges_off``).
-- Limits: fixed windows counted in Redis (``keys.challenge_rate``), per challenger (default
-  ``10/minute;100/day``) and per challenger and target (``3/minute``). Every challenge that
-  passes the other checks counts, refused or not; one over a limit is refused
-  (``rate_limited``, with the seconds until its window ends as ``retry_after``). A 4-a-second
+- Limits: windows counted in Redis (``keys.challenge_rate``), per challenger (default
+  ``10/minute;100/day``) and per challenger and target (``3/minute``), each window starting
+  at the first challenge it counts. A challenge over a limit is refused (``rate_limited``,
+  with the seconds until that window ends as ``retry_after``) and not counted. A 4-a-second
   challenge-and-cancel loop, which the API-wide limit let through, now stops after 3 in the
   minute for one target and 10 in all.
 
@@ -103,10 +103,10 @@ def blocks(r: redis.Redis, pid: str) -> list[dict[str, Any]]:
     pairs = r.zrevrange(keys.player_blocks(pid), 0, MAX_BLOCKS - 1, withscores=True)
     if not pairs:
         return []
-    ids = [replies.text(p) for p, _ in pairs]
+    ids = [replies.text(p[0]) for p in pairs]
     briefs = players.briefs(r, ids)
-    return [{"id": i, "name": name, "kind": kind, "blocked_at": float(at)}
-            for i, (name, kind), (_, at) in zip(ids, briefs, pairs, strict=True)]
+    return [{"id": i, "name": name, "kind": kind, "blocked_at": float(p[1])}
+            for i, (name, kind), p in zip(ids, briefs, pairs, strict=True)]
 
 
 def _row(r: redis.Redis, target: str, at: float) -> dict[str, Any]:
@@ -146,7 +146,7 @@ def screen(r: redis.Redis, challenger: str, targets: Sequence[str],
     pipe.smismember(keys.CHALLENGES_OFF, list(targets))
     *blocked, off = pipe.execute()
     briefs = players.briefs(r, list(targets))
-    for t, b, (name, _) in zip(targets, blocked, briefs, strict=True):
+    for b, (name, _) in zip(blocked, briefs, strict=True):
         if b is not None:
             raise StoreError("blocked", f"{name} does not take challenges from you")
     for o, (name, _) in zip(off, briefs, strict=True):
@@ -158,26 +158,30 @@ def screen(r: redis.Redis, challenger: str, targets: Sequence[str],
 
 def _count(r: redis.Redis, challenger: str, targets: Sequence[str], limits: ChallengeLimits,
            now: float) -> None:
-    checks: list[tuple[Rule, str, float]] = []  # (rule, what, when its window ends)
-    pipe = r.pipeline(transaction=False)
-    counted: list[tuple[Rule, str, float]] = []
+    """Count one challenge in every window it falls in; refuse it if any is over its limit.
+    A window starts at the first challenge it counts (SET NX with its expiry) and ends
+    ``window_s`` later: no burst of twice the limit across a boundary shared by everyone."""
     scopes = [(rule, challenger, "challenges") for rule in limits.per_challenger] + [
         (rule, f"{challenger}>{t}", f"challenges to {name}")
         for t, (name, _) in zip(targets, players.briefs(r, list(targets)), strict=True)
         for rule in limits.per_pair]
-    for rule, scope, what in scopes:
-        window = int(now // rule.window_s)
-        k = keys.challenge_rate(scope, rule.window_s, window)
-        # SET NX EX gives a new window its expiry; INCR keeps it
-        pipe.set(k, 0, nx=True, ex=rule.window_s + 1)
+    if not scopes:
+        return
+    pipe = r.pipeline(transaction=False)
+    for rule, scope, _ in scopes:
+        k = keys.challenge_rate(scope, rule.window_s)
+        pipe.set(k, 0, nx=True, ex=rule.window_s)
         pipe.incr(k)
-        counted.append((rule, what, (window + 1) * rule.window_s))
-    replies_ = pipe.execute()
-    for (rule, what, ends), n in zip(counted, replies_[1::2], strict=True):
-        if int(n) > rule.count:
-            checks.append((rule, what, ends))
-    if checks:
-        rule, what, ends = max(checks, key=lambda c: c[2])
-        wait = max(1, math.ceil(ends - now))
+        pipe.pttl(k)
+    got = pipe.execute()
+    over = [(rule, what, max(1, math.ceil(int(ttl) / 1000)))
+            for (rule, _, what), n, ttl in zip(scopes, got[1::3], got[2::3], strict=True)
+            if int(n) > rule.count]
+    if over:  # a refused challenge is not counted (it made nothing)
+        undo = r.pipeline(transaction=False)
+        for rule, scope, _ in scopes:
+            undo.decr(keys.challenge_rate(scope, rule.window_s))
+        undo.execute()
+        rule, what, wait = max(over, key=lambda x: x[2])
         raise StoreError("rate_limited", f"too many {what}: at most {rule}; try again in "
                          f"{wait} s", retry_after=wait)

@@ -103,10 +103,10 @@ def player_blocks(pid: str) -> str:
 CHALLENGES_OFF = f"{PREFIX}:idx:challenges_off"  # set: players who turned challenges off
 
 
-def challenge_rate(scope: str, window_s: int, window_no: int) -> str:
-    """A fixed-window counter of challenges made (``scope``: the challenger, or challenger and
-    target), for window number ``window_no`` of ``window_s`` seconds."""
-    return f"{PREFIX}:chrl:{scope}:{window_s}:{window_no}"
+def challenge_rate(scope: str, window_s: int) -> str:
+    """The counter of challenges made (``scope``: the challenger, or challenger>target) in its
+    current window of ``window_s`` seconds (the key expires with the window)."""
+    return f"{PREFIX}:chrl:{scope}:{window_s}"
 
 
 OPEN_CHALLENGES = f"{PREFIX}:idx:challenges:open"  # zset: challenge id -> expires at (epoch s)
