@@ -142,8 +142,13 @@ def test_challenges_off_refuses_every_challenge_and_shows_online(api: Api) -> No
 def test_a_decline_reason_reaches_the_challenger(api: Api) -> None:
     a, b = api.register("rsn"), api.register("busy")
     cid = api.ok(challenge(api, a, b.name), 201)["challenge_id"]
-    refused(api.request("POST", f"/v1/challenges/{cid}/decline", token=b.token,
-                        json={"reason": "x" * 201}), 422, "invalid_request")
+    for bad in ("x" * 201, "", "\ud800", 7):
+        refused(api.request("POST", f"/v1/challenges/{cid}/decline", token=b.token,
+                            data=orjson.dumps({"reason": bad}) if bad != "\ud800" else
+                            b'{"reason": "\\ud800"}',
+                            headers={"Content-Type": "application/json"}),
+                422, "invalid_request")
+    assert api.ok(api.request("GET", f"/v1/challenges/{cid}", token=a.token))["status"] == "open"
     done = api.ok(api.request("POST", f"/v1/challenges/{cid}/decline", token=b.token,
                               json={"reason": "busy: try later"}))
     assert done["status"] == "declined" and done["reason"] == "busy: try later"

@@ -2,7 +2,7 @@
 abort a rated match only if its bot asked nothing about it (no view, no notice, no event read,
 no move) and only in round 1; repeated aborts bench the bot for an escalating time.
 The whole-stack side (a dodger over HTTP, the worker's timeouts and rating job) is in
-tests/system/test_no_free_aborts.py."""
+tests/system/test_abort_dodging.py."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from .common import (
     require_player,
     store,
 )
-from .matches import CreateSchema
+from .matches import CreateSchema, _utf8
 from .schemas import MAX_PLAYERS, MIN_PLAYERS, PLAYERS
 
 blp = Blueprint("challenges", __name__, url_prefix="/v1/challenges",
@@ -136,7 +136,7 @@ class Accept(MethodView):
 
 
 class DeclineSchema(ma.Schema):
-    reason = f.String(validate=v.Length(1, challenges.REASON_MAX), metadata={
+    reason = f.String(validate=[v.Length(1, challenges.REASON_MAX), _utf8], metadata={
         "description": "optional: why, shown to the challenger (and every opponent)"})
 
 
