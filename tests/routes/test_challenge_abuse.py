@@ -80,6 +80,8 @@ def test_a_challenge_flood_is_refused_and_no_match_notice_is_lost(api: Api) -> N
 
 def test_a_blocked_players_challenges_never_reach_you(api: Api) -> None:
     me, pest, friend = (api.register(p) for p in ("blk", "pest", "friend"))
+    before = api.ok(challenge(api, pest, me.name), 201)["challenge_id"]
+    api.ok(events(api, me))  # (read: the blocked player's earlier notice)
     row = api.ok(api.request("POST", "/v1/me/blocks", token=me.token,
                              json={"player": pest.name}))
     assert row["id"] == pest.id and row["name"] == pest.name and row["blocked_at"] > 0
@@ -88,12 +90,17 @@ def test_a_blocked_players_challenges_never_reach_you(api: Api) -> None:
     assert again == row  # blocking again is harmless
     listed = api.ok(api.request("GET", "/v1/me/blocks", token=me.token))["blocks"]
     assert [b["id"] for b in listed] == [pest.id]
+    # its open challenge was declined when it was blocked
+    closed = api.ok(api.request("GET", f"/v1/challenges/{before}", token=pest.token))
+    assert closed["status"] == "declined" and closed["reason"] == "blocked"
+    cursor = api.ok(events(api, me))["cursor"]
     body = refused(challenge(api, pest, me.name), 403, "blocked")
     assert me.name in body["message"]
     # with someone else named too: refused whole, nobody hears of it
     refused(challenge(api, pest, friend.name, me.name), 403, "blocked")
-    assert notices(api, me) == [] and notices(api, friend) == []
-    assert api.ok(api.request("GET", "/v1/me/challenges", token=pest.token))["outgoing"] == []
+    assert notices(api, me, cursor) == [] and notices(api, friend) == []
+    assert [c["challenge_id"] for c in api.ok(api.request(
+        "GET", "/v1/me/challenges", token=pest.token))["outgoing"]] == [before]
     # bad input changes nothing
     refused(api.request("POST", "/v1/me/blocks", token=me.token, json={"player": me.id}),
             422, "invalid_request")
@@ -110,7 +117,7 @@ def test_a_blocked_players_challenges_never_reach_you(api: Api) -> None:
     refused(api.request("DELETE", f"/v1/me/blocks/{pest.id}", token=me.token), 404,
             "not_found")
     api.ok(challenge(api, pest, me.name), 201)
-    assert [n["type"] for n in notices(api, me)] == ["challenge"]
+    assert [n["type"] for n in notices(api, me, cursor)] == ["challenge"]
 
 
 def test_challenges_off_refuses_every_challenge_and_shows_online(api: Api) -> None:

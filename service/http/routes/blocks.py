@@ -9,7 +9,8 @@ from flask.views import MethodView
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...store import challenge_guard
+from ...store import challenge_guard, challenges
+from ...store.errors import StoreError
 from ..errors import ApiError
 from ..params import Blueprint
 from .common import (
@@ -61,9 +62,17 @@ class Blocks(MethodView):
     @blp.doc(security=AUTH)
     @document_errors(blp, E400, E401, E413, E422)
     def post(self, data: dict[str, Any]) -> Any:
-        """Block a player (by name or id): its challenges to you are refused from now on.
-        Blocking again is harmless; at most 1000."""
-        return json_response(challenge_guard.block(store(), require_player(), data["player"]))
+        """Block a player (by name or id): its challenges to you are refused from now on, and
+        its open ones are declined. Blocking again is harmless; at most 1000."""
+        r, me = store(), require_player()
+        row = challenge_guard.block(r, me, data["player"])
+        for ch in challenges.for_player(r, me)["incoming"]:
+            if ch["status"] == challenges.OPEN and ch["challenger"]["id"] == row["id"]:
+                try:
+                    challenges.decline(r, ch["challenge_id"], me, reason="blocked")
+                except StoreError:
+                    pass  # closed meanwhile
+        return json_response(row)
 
 
 @blp.route("/<player_id:player_id>")
