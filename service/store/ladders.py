@@ -282,10 +282,12 @@ def rate(r: redis.Redis, mid: str, ladders: Mapping[str, LadderConfig],
 
 
 def _settle_aborted(r: redis.Redis, lad: LadderConfig, doc: MatchDoc, now: float) -> bool:
-    """An aborted match (a seat never moved before its first timeout: store/matches.py) is
-    rated for nobody: ratings, games, wins and streaks stay as they were. Each bot's history
-    shows it, marked ``aborted``; the absent bot is benched until it polls again. Exactly once,
-    with the same guard as a rating (the match leaves ``inflight`` in the same transaction)."""
+    """An aborted match (a seat was absent at its first timeout of round 1:
+    store/attendance.py) is rated for nobody: ratings, games, wins and streaks stay as they
+    were. Each bot's history shows it, marked ``aborted``; the absent bot is benched until it
+    polls again, and its abort is counted (store/aborts.py: repeated ones bench it for a time).
+    Exactly once, with the same guard as a rating (the match leaves ``inflight`` in the same
+    transaction)."""
     assert doc.aborted is not None
     absent = int(doc.aborted["seat"])
     inflight, records = _k(lad.name, "inflight"), _k(lad.name, "players")
