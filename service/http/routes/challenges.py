@@ -146,7 +146,7 @@ class Decline(MethodView):
     @blp.arguments(DeclineSchema(), required=False)
     @blp.response(200, ChallengeSchema)
     @blp.doc(security=AUTH)
-    @document_errors(blp, E401, E403, E404, E409, E422)
+    @document_errors(blp, E400, E401, E403, E404, E409, E413, E422)
     def post(self, data: dict[str, Any], challenge_id: str) -> Any:
         """Decline (also after accepting, while it is open): the challenge closes. The body is
         optional: `{"reason": "..."}` tells the challenger why."""

@@ -67,8 +67,17 @@ class NoticesSchema(ma.Schema):
     cursor = f.String(required=True, metadata={"description": "pass as `after` next time"})
 
 
+class JsonBool(f.Boolean):
+    """true or false, and nothing else (marshmallow's Boolean also takes "yes", 1, "on")."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if type(value) is not bool:
+            raise ma.ValidationError("must be true or false")
+        return value
+
+
 class SettingsSchema(ma.Schema):
-    accepts_challenges = f.Boolean(required=True, metadata={
+    accepts_challenges = JsonBool(required=True, metadata={
         "description": "false: every challenge naming you is refused (403 challenges_off) "
                        "and GET /v1/players/online lists you as not accepting them"})
 
