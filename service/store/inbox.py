@@ -12,9 +12,12 @@ stream later in the same millisecond as an entry of the other already read could
 smaller id: a read holds back the entries of the current millisecond (they come with the next
 read, a millisecond later).
 
-Nothing is lost silently: a cursor older than what a stream has already trimmed (the stream's
-``max-deleted-entry-id``, Redis 7) is refused with ``cursor_expired`` and ``oldest_cursor``, the
-cursor to go on from once the client has resynchronised from its match list."""
+Nothing is lost silently: a cursor older than the oldest entry a stream kept after trimming
+(it trimmed when XINFO's ``entries-added`` exceeds its length) is refused with
+``cursor_expired`` and ``oldest_cursor``, the cursor just before that entry, to go on from
+once the client has resynchronised from its match list. (Trimming keeps no record of the last
+id it dropped: a cursor sitting exactly on it is asked to resync though it missed nothing.) A
+stream that expired whole (``TTL_S`` after its last match started or ended) leaves no trace."""
 
 from __future__ import annotations
 
