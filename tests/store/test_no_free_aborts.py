@@ -21,6 +21,9 @@ from service.store.docs import ACTIVE, FINISHED, MatchDoc
 
 LAD = LadderConfig("nf", "classic", 2, turn_timeout_s=10)
 
+# Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
+ON_CLUSTER = True
+
 
 @pytest.fixture(autouse=True)
 def _fresh_memory() -> None:
