@@ -18,6 +18,8 @@ from tests.support.apiclient import NO_TIMEOUTS, Api, Player, error_of
 from tests.support.redis_proc import RedisProcess
 
 API_WORKERS = 2
+# Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
+ON_CLUSTER = True
 # Limits on, but the API-wide one out of the way; windows of an hour so that a slow machine
 # never sees one end mid-test (a window starts at the first challenge it counts).
 API_ENV = {"RATE_LIMITS": "1", "RATE_LIMIT": "1000/second", "REGISTER_RATE_LIMIT": "off",
