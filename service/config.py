@@ -7,6 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .store import cluster
+from .store.challenge_guard import ChallengeLimits, parse_rules
 from .store.ladder_config import LadderConfig
 
 __all__ = ["DEFAULT_LADDERS", "Config", "LadderConfig", "ladders_from_env"]
@@ -49,6 +50,10 @@ class Config:
     # 10 s to a day); one player may have challenge_max_open open at once
     challenge_ttl_s: int = 120
     challenge_max_open: int = 20
+    # challenges one player may make (all targets together), and to any one target; the
+    # syntax of rate_limit, "off" for none; off with every other limit when RATE_LIMITS=0
+    challenge_rate_limit: str = "10/minute;100/day"
+    challenge_pair_rate_limit: str = "3/minute"
     # GET /v1/players/online, profiles' presence: a poll within this many seconds is online
     # (a waiting long-poll refreshes presence every 2 s and stops when its client hangs up, so
     # a stopped bot is gone from the list within about this long)
@@ -70,8 +75,21 @@ class Config:
             enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",
             challenge_ttl_s=_env_int("CHALLENGE_TTL_S", cls.challenge_ttl_s),
             challenge_max_open=_env_int("CHALLENGE_MAX_OPEN", cls.challenge_max_open),
+            challenge_rate_limit=_env_limit("CHALLENGE_RATE_LIMIT", cls.challenge_rate_limit),
+            challenge_pair_rate_limit=_env_limit("CHALLENGE_PAIR_RATE_LIMIT",
+                                                 cls.challenge_pair_rate_limit),
             online_window_s=_env_int("ONLINE_WINDOW_S", cls.online_window_s),
         )
+
+    def __post_init__(self) -> None:
+        self.challenge_limits()  # a malformed limit stops the process at start, not a request
+
+    def challenge_limits(self) -> ChallengeLimits | None:
+        """The challenge limits the store applies (None: RATE_LIMITS=0)."""
+        if not self.rate_limits_enabled:
+            return None
+        return ChallengeLimits(per_challenger=parse_rules(self.challenge_rate_limit),
+                               per_pair=parse_rules(self.challenge_pair_rate_limit))
 
     def queue_url(self) -> str:
         """The Redis of RQ's queues (raises ``cluster.ConfigError`` when it can't be)."""
@@ -92,17 +110,24 @@ def ladders_from_env() -> dict[str, LadderConfig]:
     """The configured ladders: ``LADDERS`` (a JSON list of objects with LadderConfig's fields)
     replaces the defaults; ``LADDER_INTERVAL_S`` / ``LADDER_TURN_TIMEOUT_S`` override those
     fields of every ladder (handy for tests and demos); ``LADDER_PRESENCE_WINDOW_S``,
-    ``LADDER_BENCH_AFTER`` and ``LADDER_PROVISIONAL_GAMES`` set those fields of every ladder
-    whose ``LADDERS`` entry doesn't."""
+    ``LADDER_BENCH_AFTER``, ``LADDER_PROVISIONAL_GAMES``, ``LADDER_ABORT_BENCH_AFTER``,
+    ``LADDER_ABORT_WINDOW_S`` and ``LADDER_ABORT_BENCH_S`` (comma-separated seconds) set those
+    fields of every ladder whose ``LADDERS`` entry doesn't."""
     import json
 
     raw = os.environ.get("LADDERS")
     given: list[dict[str, Any]] = json.loads(raw) if raw else [
         {"name": lad.name, "ruleset": lad.ruleset, "seats": lad.seats,
          "description": lad.description} for lad in DEFAULT_LADDERS]
-    defaults = _given(presence_window_s=_env_opt("LADDER_PRESENCE_WINDOW_S"),
-                      bench_after=_env_opt("LADDER_BENCH_AFTER"),
-                      provisional_games=_env_opt("LADDER_PROVISIONAL_GAMES"))
+    defaults: dict[str, Any] = _given(
+        presence_window_s=_env_opt("LADDER_PRESENCE_WINDOW_S"),
+        bench_after=_env_opt("LADDER_BENCH_AFTER"),
+        provisional_games=_env_opt("LADDER_PROVISIONAL_GAMES"),
+        abort_bench_after=_env_opt("LADDER_ABORT_BENCH_AFTER"),
+        abort_window_s=_env_opt("LADDER_ABORT_WINDOW_S"))
+    bench_s = (os.environ.get("LADDER_ABORT_BENCH_S") or "").strip()
+    if bench_s:  # "900,3600,21600,86400": the escalating bench lengths, seconds
+        defaults["abort_bench_s"] = tuple(int(x) for x in bench_s.split(","))
     overrides = _given(interval_s=_env_opt("LADDER_INTERVAL_S"),
                        turn_timeout_s=_env_opt("LADDER_TURN_TIMEOUT_S"))
     out = {}

@@ -22,11 +22,14 @@ from .errors import (  # noqa: E402
     AlreadyForfeited,
     AlreadyJoined,
     APIError,
+    Blocked,
     ChallengeClosed,
     ChallengeExpired,
     ChallengeNotFound,
     ChallengeSelf,
+    ChallengesOff,
     Conflict,
+    CursorExpired,
     DuplicateOpponent,
     Forbidden,
     IdempotencyKeyReused,
@@ -84,6 +87,7 @@ from .models import (  # noqa: E402
 )
 
 __all__ = [
+    "Blocked", "ChallengesOff", "CursorExpired",
     "APIError", "Action", "AlreadyChallenged", "AlreadyForfeited", "AlreadyJoined", "Bot",
     "Challenge", "ChallengeClosed", "ChallengeExpired", "ChallengeNotFound", "ChallengePlayer",
     "ChallengeSelf", "Challenges", "Client", "Conflict", "DuplicateOpponent", "LadderBotsOnly",

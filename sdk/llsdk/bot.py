@@ -31,8 +31,13 @@ and needs no locking around the bot or the HTTP session.
 - Challenges: it polls with ``challenges=true`` (so ``GET /v1/players/online`` lists the bot as
   accepting them) and answers each challenge it is sent with :meth:`Bot.accept_challenge`
   (default: yes, to any unrated challenge in a ruleset of ``Bot.rulesets``); the match that
-  starts is then played like any other. Challenges that came while it was down are answered at
-  start. ``run(..., challenges=False)`` leaves them unanswered.
+  starts is then played like any other. It plays at most ``max_challenge_matches`` (default 2)
+  challenge matches at once: a challenge beyond that is declined with a reason the challenger
+  sees. Challenges that came while it was down are answered at start.
+  ``run(..., challenges=False)`` leaves them unanswered.
+- A notice cursor older than what the server keeps (``410 cursor_expired``, after a long
+  outage or a flood of notices) is not an error: it resynchronises from the match list and
+  goes on from the ``oldest_cursor`` the server gives.
 - Stops gracefully: the first Ctrl-C (from the command line, SIGTERM too), or ``drain_event``,
   leaves the ladders the runner entered (it is never seated again), stops answering challenges,
   and finishes the matches in progress, saying how many, for at most ``drain_s`` seconds
@@ -64,6 +69,7 @@ from .errors import (
     ChallengeClosed,
     ChallengeExpired,
     ChallengeNotFound,
+    CursorExpired,
     IllegalAction,
     InvalidRequest,
     LLSDKError,
@@ -133,15 +139,18 @@ class Bot:
     def run(self, client: Client, ladders: Iterable[str] = (), *, max_matches: int | None = None,
             stop_event: threading.Event | None = None, cursor_file: str | None = None,
             poll_wait: float = 25.0, challenges: bool = True,
+            max_challenge_matches: int = 2,
             drain_event: threading.Event | None = None, drain_s: float = DRAIN_S) -> RunStats:
         """Play every match this bot's token is in until stopped (see the module docstring).
         ``ladders`` are entered first (a server without ladders yet is tolerated); with
-        ``challenges`` (the default) challenges are answered by :meth:`accept_challenge`.
+        ``challenges`` (the default) challenges are answered by :meth:`accept_challenge`, at
+        most ``max_challenge_matches`` challenge matches at once (the rest are declined).
         ``drain_event`` (or the first Ctrl-C) stops gracefully, finishing the matches in
         progress for at most ``drain_s`` seconds; ``stop_event`` stops at once."""
         return Runner(self, client, ladders=ladders, max_matches=max_matches,
                       stop_event=stop_event, cursor_file=cursor_file, poll_wait=poll_wait,
-                      challenges=challenges, drain_event=drain_event, drain_s=drain_s).run()
+                      challenges=challenges, max_challenge_matches=max_challenge_matches,
+                      drain_event=drain_event, drain_s=drain_s).run()
 
     @classmethod
     def main(cls, argv: Sequence[str] | None = None) -> int:
@@ -165,6 +174,7 @@ class RunStats:
     outages: int = 0
     challenges_accepted: int = 0
     challenges_declined: int = 0
+    resyncs: int = 0  # cursors the server no longer kept (410 cursor_expired)
 
 
 class Runner:
@@ -174,6 +184,7 @@ class Runner:
                  max_matches: int | None = None, stop_event: threading.Event | None = None,
                  cursor_file: str | None = None, poll_wait: float = 25.0,
                  resync_every: float = 60.0, challenges: bool = True,
+                 max_challenge_matches: int = 2,
                  drain_event: threading.Event | None = None, drain_s: float = DRAIN_S) -> None:
         self.bot = bot
         self.client = client
@@ -186,6 +197,9 @@ class Runner:
         self.stats = RunStats()
         self.challenges = challenges
         self._answered: set[str] = set()  # challenge ids
+        self.max_challenge_matches = max_challenge_matches
+        # challenges accepted whose match has not ended (id -> its match, None until it starts)
+        self._challenge_games: dict[str, str | None] = {}
         self._versions: dict[str, int] = {}  # active matches: the last version we saw
         self._started: set[str] = set()
         self._ended: set[str] = set()
@@ -308,8 +322,19 @@ class Runner:
                 wait = self.poll_wait
                 if self._drain_until is not None:
                     wait = max(0.0, min(wait, self._drain_until - time.monotonic()))
-                notices = self.client.me.events(after=self._cursor, wait=wait,
-                                                challenges=self.challenges, views=True)
+                try:
+                    notices = self.client.me.events(after=self._cursor, wait=wait,
+                                                    challenges=self.challenges, views=True)
+                except CursorExpired as e:
+                    # notices were dropped after our cursor: the match list says where every
+                    # match is; then on from the oldest notice kept
+                    log.warning("notice cursor %s expired; resynchronising", self._cursor)
+                    self.stats.resyncs += 1
+                    self._resync()
+                    self._cursor = e.oldest_cursor or self.client.me.head()
+                    last_sync = time.monotonic()
+                    self._save_cursor(self._cursor)
+                    continue
                 self._handle(notices.events)
                 self._cursor = notices.cursor
                 self._save_cursor(self._cursor)
@@ -366,29 +391,45 @@ class Runner:
                 # (answering again after a restart is harmless: the server keeps the first)
                 self._answer(ch)
 
+    def _busy_with_challenges(self) -> bool:
+        """Whether ``max_challenge_matches`` challenges we accepted are still to play."""
+        for cid, mid in list(self._challenge_games.items()):
+            if mid is not None and mid in self._ended:
+                del self._challenge_games[cid]
+        return len(self._challenge_games) >= self.max_challenge_matches
+
     def _answer(self, challenge: Challenge) -> None:
-        """Accept or decline as :meth:`Bot.accept_challenge` says (once per challenge)."""
+        """Accept or decline as :meth:`Bot.accept_challenge` says (once per challenge), and
+        decline beyond ``max_challenge_matches`` challenge matches at once."""
         if challenge.id in self._answered or not challenge.open:
             return
         self._answered.add(challenge.id)
-        try:
-            yes = bool(self.bot.accept_challenge(challenge))
-        except Exception:
-            log.exception("%s: accept_challenge() raised; declining", challenge.id)
+        reason = None
+        if self._busy_with_challenges():
             yes = False
+            reason = (f"busy: playing {len(self._challenge_games)} challenge matches (at most "
+                      f"{self.max_challenge_matches} at once); try again later")
+        else:
+            try:
+                yes = bool(self.bot.accept_challenge(challenge))
+            except Exception:
+                log.exception("%s: accept_challenge() raised; declining", challenge.id)
+                yes = False
         who = challenge.challenger.name
         try:
             if yes:
                 ch = self.client.challenges.accept(challenge.id)
                 self.stats.challenges_accepted += 1
+                self._challenge_games[challenge.id] = ch.match_id
                 log.info("accepted challenge %s from %s%s", challenge.id, who,
                          f": match {ch.match_id}" if ch.match_id else "")
                 if ch.match_id:
                     self._safe_play(ch.match_id)
             else:
-                self.client.challenges.decline(challenge.id)
+                self.client.challenges.decline(challenge.id, reason=reason)
                 self.stats.challenges_declined += 1
-                log.info("declined challenge %s from %s", challenge.id, who)
+                log.info("declined challenge %s from %s%s", challenge.id, who,
+                         f" ({reason})" if reason else "")
         except (ChallengeClosed, ChallengeExpired, ChallengeNotFound) as e:
             log.info("challenge %s from %s: %s", challenge.id, who, e.code)
 
@@ -397,6 +438,12 @@ class Runner:
             if n.type == "challenge" and n.challenge is not None and self.challenges \
                     and not self.stopping:
                 self._answer(n.challenge)
+            elif n.type == "challenge_update" and n.challenge is not None and \
+                    n.challenge.id in self._challenge_games:
+                if n.challenge.status in ("declined", "cancelled", "expired"):
+                    del self._challenge_games[n.challenge.id]  # it will never be played
+                elif n.challenge.match_id:
+                    self._challenge_games[n.challenge.id] = n.challenge.match_id
         latest: dict[str, Notice] = {}
         finished: set[str] = set()
         views: dict[str, View] = {}  # (the server puts the view on a match's newest notice)

@@ -433,6 +433,26 @@ class Me(_Namespace):
         """Long-poll alias of :meth:`events`."""
         return self.events(after=after, wait=wait)
 
+    def settings(self, *, accepts_challenges: bool) -> Player:
+        """Change your settings: ``accepts_challenges=False`` refuses every challenge to you
+        (the challenger gets ``ChallengesOff``)."""
+        resp = self._c._request("PATCH", "/v1/me", json={"accepts_challenges": accepts_challenges},
+                                retry=True)
+        return Player.from_dict(self._c._json(resp))
+
+    def blocks(self) -> list[dict[str, Any]]:
+        """The players you block (id, name, kind, blocked_at), newest first."""
+        data = self._get("/v1/me/blocks")
+        return list(data.get("blocks", [])) if isinstance(data, dict) else []
+
+    def block(self, player: str) -> dict[str, Any]:
+        """Block a player (a name or an id): its challenges to you are refused (``Blocked``)."""
+        resp = self._c._request("POST", "/v1/me/blocks", json={"player": player}, retry=True)
+        return dict(self._c._json(resp))
+
+    def unblock(self, player_id: str) -> None:
+        self._c._request("DELETE", f"/v1/me/blocks/{player_id}")
+
     def head(self) -> str:
         """The cursor of your newest notice: follow from here to see only what comes next."""
         cursor: str | None = None
@@ -506,8 +526,13 @@ class ChallengesAPI(_Namespace):
         """Accept; the last accept starts the match (``match_id``)."""
         return self._answer(challenge_id, "accept")
 
-    def decline(self, challenge_id: str) -> Challenge:
-        return self._answer(challenge_id, "decline")
+    def decline(self, challenge_id: str, reason: str | None = None) -> Challenge:
+        """Decline; ``reason`` (up to 200 characters) is shown to the challenger."""
+        if reason is None:
+            return self._answer(challenge_id, "decline")
+        resp = self._c._request("POST", f"/v1/challenges/{challenge_id}/decline",
+                                json={"reason": reason[:200]}, retry=True)
+        return Challenge.from_dict(self._c._json(resp))
 
     def cancel(self, challenge_id: str) -> Challenge:
         """Withdraw a challenge you made."""

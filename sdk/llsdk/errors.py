@@ -17,10 +17,13 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
         ├── Forbidden                   forbidden (403)
         │   ├── NotChallenged           not_challenged: answering your own challenge
         │   ├── NotChallenger           not_challenger: cancelling someone else's
-        │   └── LadderBotsOnly          ladder_bots_only: a human entering a bot ladder
+        │   ├── LadderBotsOnly          ladder_bots_only: a human entering a bot ladder
+        │   ├── Blocked                 blocked: the player you challenge blocked you
+        │   └── ChallengesOff           challenges_off: it takes no challenges
         ├── NotFound                    not_found (404)
         │   └── ChallengeNotFound       challenge_not_found
         ├── MethodNotAllowed            method_not_allowed (405)
+        ├── CursorExpired               cursor_expired (410), with ``oldest_cursor``
         ├── Conflict                    (409)
         │   ├── NotYourTurn             not_your_turn
         │   ├── VersionConflict         version_conflict (409, or 412 with If-Match)
@@ -125,6 +128,25 @@ class NotChallenger(Forbidden):
 
 class LadderBotsOnly(Forbidden):
     """``ladder_bots_only``: a player registered as human entering a ladder for bots."""
+
+
+class Blocked(Forbidden):
+    """``blocked``: a player you challenge blocked you."""
+
+
+class ChallengesOff(Forbidden):
+    """``challenges_off``: a player you challenge turned challenges off."""
+
+
+class CursorExpired(APIError):
+    """``cursor_expired`` (410): notices after your cursor were dropped. Resynchronise from
+    your match list (``client.me.all_matches(status="active")``) and go on from
+    ``oldest_cursor`` (``Bot.run`` does)."""
+
+    def __init__(self, status: int, code: str, message: str, *, errors: Any = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status, code, message, errors=errors, headers=headers)
+        self.oldest_cursor: str | None = None
 
 
 class NotFound(APIError):
@@ -278,6 +300,9 @@ CODE_CLASSES: dict[str, type[APIError]] = {
     "challenge_expired": ChallengeExpired,
     "already_challenged": AlreadyChallenged,
     "too_many_challenges": TooManyChallenges,
+    "blocked": Blocked,
+    "challenges_off": ChallengesOff,
+    "cursor_expired": CursorExpired,
 }
 
 #: fallback by HTTP status for codes this SDK version does not know
@@ -302,7 +327,10 @@ def error_for(status: int, body: Any, headers: Mapping[str, str] | None = None) 
         cls = STATUS_CLASSES.get(status) or (ServerError if status >= 500 else APIError)
         if not isinstance(code, str) or not code:
             code = f"http_{status}"
-    return cls(status, code, message, errors=data.get("errors"), headers=headers)
+    err = cls(status, code, message, errors=data.get("errors"), headers=headers)
+    if isinstance(err, CursorExpired) and isinstance(data.get("oldest_cursor"), str):
+        err.oldest_cursor = data["oldest_cursor"]
+    return err
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -327,7 +355,7 @@ def parse_retry_after(value: str | None) -> float | None:
 
 __all__ = [
     "CODE_CLASSES", "STATUS_CLASSES", "APIError", "AlreadyChallenged", "AlreadyForfeited",
-    "AlreadyJoined", "ChallengeClosed", "ChallengeExpired", "ChallengeNotFound",
+    "AlreadyJoined", "Blocked", "ChallengeClosed", "ChallengesOff", "CursorExpired", "ChallengeExpired", "ChallengeNotFound",
     "ChallengeSelf", "DuplicateOpponent", "LadderBotsOnly", "NotChallenged", "NotChallenger",
     "PlayerNotFound", "TooManyChallenges",
     "Conflict", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",

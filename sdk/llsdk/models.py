@@ -415,7 +415,8 @@ class Notices(WireModel):
 
 @dataclass(slots=True)
 class Player(WireModel):
-    """A player. ``token`` is set only in the answer to registering (it is shown once)."""
+    """A player. ``token`` is set only in the answer to registering (it is shown once);
+    ``accepts_challenges`` only in your own (``client.me.get()``)."""
 
     id: str = field(metadata=REQUIRED)
     name: str = field(metadata=REQUIRED)
@@ -424,6 +425,9 @@ class Player(WireModel):
     recent_matches: list[Match] = field(default_factory=list)
     ratings: dict[str, Any] = field(default_factory=dict)
     kind: str = "bot"  # or "human": what the player said it is when it registered
+    accepts_challenges: bool | None = None  # your own setting (GET /v1/me only)
+    bench: dict[str, Any] | None = None  # benched from the ladders for repeated aborts
+    aborts_24h: int = 0  # rated matches aborted by its absence in the last 24 h
 
 
 @dataclass(slots=True)
@@ -466,6 +470,7 @@ class Challenge(WireModel):
     seconds_left: float | None = None
     closed_at: float | None = None
     closed_by: str | None = None
+    reason: str | None = None  # why it was declined, as the player who declined said
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -34,6 +34,9 @@ STATUS: dict[str, int] = {
     "not_challenged": 403,
     "not_challenger": 403,
     "ladder_bots_only": 403,
+    "blocked": 403,
+    "challenges_off": 403,
+    "cursor_expired": 410,
     "challenge_not_found": 404,
     "not_found": 404,
     "method_not_allowed": 405,
@@ -76,7 +79,8 @@ ENGINE_CODES = {
 }
 
 _HTTP_CODES = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "version_conflict", 412: "precondition_failed",
+               405: "method_not_allowed", 409: "version_conflict", 410: "cursor_expired",
+               412: "precondition_failed",
                413: "payload_too_large", 415: "unsupported_media_type", 422: "invalid_request",
                429: "rate_limited", 500: "internal_error", 503: "service_unavailable"}
 
@@ -99,10 +103,12 @@ class ApiError(Exception):
 
 
 def error_response(status: int, code: str, message: str, errors: Any = None,
-                   headers: dict[str, str] | None = None) -> Response:
+                   headers: dict[str, str] | None = None,
+                   extra: dict[str, Any] | None = None) -> Response:
     body: dict[str, Any] = {"status": status, "code": code, "message": message}
     if errors is not None:
         body["errors"] = errors
+    body.update(extra or {})
     cited = _RULE.search(message)
     if cited:  # a refusal that names its rule links to it (docs/rules.md, served at /rules)
         body["rule"] = f"/rules#{cited.group(1)}"
@@ -200,7 +206,13 @@ def register(app: Flask) -> None:
         status = STATUS.get(e.code, 422)
         if e.code == "version_conflict" and e.extra.get("if_match"):
             status = 412
-        return error_response(status, e.code, e.message)
+        headers = None
+        if "retry_after" in e.extra:  # a limit the store counts (store/challenge_guard.py)
+            headers = {"Retry-After": str(max(1, int(e.extra["retry_after"])))}
+        extra = None
+        if e.code == "cursor_expired":  # where to go on from once resynchronised
+            extra = {"oldest_cursor": e.extra.get("oldest_cursor")}
+        return error_response(status, e.code, e.message, headers=headers, extra=extra)
 
     @app.errorhandler(ma.ValidationError)
     def _validation(e: ma.ValidationError) -> Response:

@@ -33,7 +33,7 @@ from typing import Any
 import redis
 from redis.client import Pipeline
 
-from . import cluster, inbox, keys, matches, players, replies
+from . import challenge_guard, cluster, inbox, keys, matches, players, replies
 from .errors import StoreError
 
 OPEN = "open"
@@ -77,6 +77,7 @@ class Challenge:
     closed_at: float | None = None
     closed_by: str | None = None
     match_id: str | None = None
+    reason: str | None = None  # why it was declined, as the decliner said (shown to everyone)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -117,6 +118,7 @@ class Challenge:
             "closed_at": self.closed_at,
             "closed_by": self.closed_by,
             "match_id": self.match_id,
+            "reason": self.reason,
         }
 
 
@@ -152,8 +154,11 @@ def _outgoing_open(pipe: Pipeline | redis.Redis, pid: str, now: float) -> list[C
 
 def create(r: redis.Redis, challenger: str, opponents: list[str], options: dict[str, Any], *,
            seat_order: list[str] | None = None, ttl_s: float = TTL_S,
-           max_open: int = MAX_OPEN, now: float | None = None) -> Challenge:
-    """Make a challenge and tell each opponent (``opponents``: names or ids)."""
+           max_open: int = MAX_OPEN, limits: challenge_guard.ChallengeLimits | None = None,
+           now: float | None = None) -> Challenge:
+    """Make a challenge and tell each opponent (``opponents``: names or ids). Refused when an
+    opponent blocked the challenger or takes no challenges, or over ``limits``
+    (``challenge_guard.screen``: nothing is written, no notice sent)."""
     now = time.time() if now is None else now
     if not 1 <= len(opponents) <= 5:
         raise StoreError("invalid_request", "name 1 to 5 opponents")
@@ -168,6 +173,7 @@ def create(r: redis.Redis, challenger: str, opponents: list[str], options: dict[
                                    or set(seat_order) != set(everyone)):
         raise StoreError("invalid_request", "seat_order must list the ids of you and every "
                          "opponent, each once")
+    challenge_guard.screen(r, challenger, ids, limits, now)
     briefs = players.briefs(r, everyone)
     ch = Challenge(
         id="c_" + secrets.token_hex(6), created_at=now, expires_at=now + ttl_s,
@@ -340,8 +346,14 @@ def accept(r: redis.Redis, cid: str, pid: str, *, now: float | None = None,
     return _change(r, cid, pid, op, now, deadline_jobs=deadline_jobs)
 
 
-def decline(r: redis.Redis, cid: str, pid: str, *, now: float | None = None) -> Challenge:
-    """Decline (also after accepting, while the challenge is open): the challenge closes."""
+#: the longest decline reason kept (characters)
+REASON_MAX = 200
+
+
+def decline(r: redis.Redis, cid: str, pid: str, *, reason: str | None = None,
+            now: float | None = None) -> Challenge:
+    """Decline (also after accepting, while the challenge is open): the challenge closes.
+    ``reason`` (at most :data:`REASON_MAX` characters) is shown to every participant."""
 
     def op(ch: Challenge) -> None:
         t = time.time() if now is None else now
@@ -353,6 +365,7 @@ def decline(r: redis.Redis, cid: str, pid: str, *, now: float | None = None) -> 
         _check_open(ch)
         me["answer"] = "declined"
         _close(ch, DECLINED, pid, t)
+        ch.reason = reason[:REASON_MAX] if reason else None
 
     return _change(r, cid, pid, op, now)
 

@@ -37,6 +37,13 @@ def idempotency(mid: str, pid: str, key: str) -> str:
     return f"{PREFIX}:m:{{{mid}}}:idem:{pid}:{key}"
 
 
+def match_asked(mid: str) -> str:
+    """Set of the seated player ids that asked about the match since it started (a view, a
+    notice, an event read): a seat that never did may abort a rated match (store/attendance.py).
+    In the match's slot, beside its document."""
+    return f"{PREFIX}:m:{{{mid}}}:asked"
+
+
 def player(pid: str) -> str:
     return f"{PREFIX}:p:{pid}"
 
@@ -73,6 +80,33 @@ def challenge(cid: str) -> str:
 def player_challenges(pid: str, direction: str) -> str:
     """Sorted set of the player's challenges (``in`` or ``out``), scored by creation time."""
     return f"{PREFIX}:p:{pid}:ch:{direction}"
+
+
+def player_aborts(pid: str) -> str:
+    """Sorted set: the rated matches the player aborted by its absence, match id -> when."""
+    return f"{PREFIX}:p:{pid}:aborts"
+
+
+def player_benches(pid: str) -> str:
+    """Sorted set: when the player's abort benches began (the escalation's memory)."""
+    return f"{PREFIX}:p:{pid}:benches"
+
+
+ABORT_BENCH = f"{PREFIX}:idx:abort_bench"  # hash: player id -> its current abort bench (JSON)
+
+
+def player_blocks(pid: str) -> str:
+    """Sorted set: the players ``pid`` blocked (their challenges are refused), id -> when."""
+    return f"{PREFIX}:p:{pid}:blocks"
+
+
+CHALLENGES_OFF = f"{PREFIX}:idx:challenges_off"  # set: players who turned challenges off
+
+
+def challenge_rate(scope: str, window_s: int) -> str:
+    """The counter of challenges made (``scope``: the challenger, or challenger>target) in its
+    current window of ``window_s`` seconds (the key expires with the window)."""
+    return f"{PREFIX}:chrl:{scope}:{window_s}"
 
 
 OPEN_CHALLENGES = f"{PREFIX}:idx:challenges:open"  # zset: challenge id -> expires at (epoch s)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .aborts import AbortPolicy
+
 #: ladder defaults; LADDER_PRESENCE_WINDOW_S / LADDER_BENCH_AFTER / LADDER_PROVISIONAL_GAMES
 #: override them (read by ladders_from_env, so every process of a deployment must see the same)
 #: a bot is present (schedulable) while it listens: a poll within this window. A waiting long-poll
@@ -44,6 +46,19 @@ class LadderConfig:
     provisional_games: int = PROVISIONAL_GAMES
     humans: bool = False  # whether players registered as kind "human" may enter
     rematch_hold_s: int | None = None  # None: REMATCH_HOLD_PASSES scheduling intervals
+    # repeated aborts (absent from rated matches) bench a bot for a time: store/aborts.py
+    abort_bench_after: int = AbortPolicy.bench_after
+    abort_window_s: int = AbortPolicy.window_s
+    abort_bench_s: tuple[int, ...] = AbortPolicy.bench_s
+
+    def __post_init__(self) -> None:
+        # (LADDERS is JSON: a list there)
+        object.__setattr__(self, "abort_bench_s", tuple(int(x) for x in self.abort_bench_s))
+
+    @property
+    def abort_policy(self) -> AbortPolicy:
+        return AbortPolicy(bench_after=self.abort_bench_after, window_s=self.abort_window_s,
+                           bench_s=self.abort_bench_s)
 
     @property
     def rematch_hold(self) -> int:
@@ -55,4 +70,5 @@ class LadderConfig:
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["rematch_hold_s"] = self.rematch_hold
+        out["abort_bench_s"] = list(self.abort_bench_s)
         return out

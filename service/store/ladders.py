@@ -28,7 +28,7 @@ from typing import Any
 import redis
 
 from .. import engine
-from . import keys, ladder_planner, matches, players, rating, replies
+from . import aborts, keys, ladder_planner, matches, players, rating, replies
 from .docs import FINISHED, MatchDoc
 from .errors import StoreError
 from .ladder_config import LadderConfig
@@ -77,18 +77,28 @@ def entry_status(r: redis.Redis, lad: LadderConfig, pid: str,
     pipe.hget(_k(lad.name, "active"), pid)
     entered, raw, seen, active = pipe.execute()
     rec = Record.from_json(raw, lad.seats)
-    benched = _benched(rec, seen)
+    benched, reason = _bench(rec, seen, aborts.current(r, [pid], now)[0])
     return {
         "ladder": lad.name, "player_id": pid, "entered": entered is not None,
         "present": _present(lad, seen, now), "benched": benched,
-        "benched_reason": rec.benched_reason if benched else None,
-        "active_matches": int(active or 0),
+        "benched_reason": reason, "active_matches": int(active or 0),
     }
 
 
 def _benched(rec: Record, seen: float | bytes | None) -> bool:
     # Benched until the bot polls again after being benched.
     return rec.benched_at is not None and (seen is None or float(seen) <= rec.benched_at)
+
+
+def _bench(rec: Record, seen: float | bytes | None,
+           timed: dict[str, Any] | None) -> tuple[bool, str | None]:
+    """Whether the bot is benched and why: a timed bench for repeated aborts (store/aborts.py,
+    on every ladder until it ends) first, else this ladder's bench until it polls again."""
+    if timed is not None:
+        return True, str(timed["reason"])
+    if _benched(rec, seen):
+        return True, rec.benched_reason
+    return False, None
 
 
 # --------------------------------------------------------------------------- scheduling
@@ -112,14 +122,15 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
         pipe.zmscore(keys.PRESENCE, pids)
         pipe.hmget(_k(lad.name, "active"), pids)
         raws, seen, active = pipe.execute()
+        timed = aborts.current(r, pids, now)  # benched for a time: repeated aborts
         recs = {p: Record.from_json(raw, lad.seats) for p, raw in zip(pids, raws, strict=True)}
         pool, present = [], 0
-        for p, s, a in zip(pids, seen, active, strict=True):
+        for p, s, a, t in zip(pids, seen, active, timed, strict=True):
             rec = recs[p]
             if rec.benched_at is not None and s is not None and s > rec.benched_at:
                 _unbench(r, lad, p)  # it polled since it was benched: back on the schedule
                 rec.benched_at = None
-            if not _present(lad, s, now) or rec.benched_at is not None:
+            if not _present(lad, s, now) or rec.benched_at is not None or t is not None:
                 continue
             present += 1
             if int(a or 0) < lad.max_concurrent:
@@ -271,10 +282,12 @@ def rate(r: redis.Redis, mid: str, ladders: Mapping[str, LadderConfig],
 
 
 def _settle_aborted(r: redis.Redis, lad: LadderConfig, doc: MatchDoc, now: float) -> bool:
-    """An aborted match (a seat never moved before its first timeout: store/matches.py) is
-    rated for nobody: ratings, games, wins and streaks stay as they were. Each bot's history
-    shows it, marked ``aborted``; the absent bot is benched until it polls again. Exactly once,
-    with the same guard as a rating (the match leaves ``inflight`` in the same transaction)."""
+    """An aborted match (a seat was absent at its first timeout of round 1:
+    store/attendance.py) is rated for nobody: ratings, games, wins and streaks stay as they
+    were. Each bot's history shows it, marked ``aborted``; the absent bot is benched until it
+    polls again, and its abort is counted (store/aborts.py: repeated ones bench it for a time).
+    Exactly once, with the same guard as a rating (the match leaves ``inflight`` in the same
+    transaction)."""
     assert doc.aborted is not None
     absent = int(doc.aborted["seat"])
     inflight, records = _k(lad.name, "inflight"), _k(lad.name, "players")
@@ -289,8 +302,9 @@ def _settle_aborted(r: redis.Redis, lad: LadderConfig, doc: MatchDoc, now: float
                 for seat, (pid, rec) in enumerate(zip(doc.seats, recs, strict=True)):
                     if seat == absent:
                         rec.benched_at = now
-                        rec.benched_reason = (f"absent: made no move before its first turn "
-                                              f"timed out in {doc.id} (aborted)")
+                        rec.benched_reason = (f"absent: never moved nor asked about {doc.id} "
+                                              f"before its first turn timed out (aborted); "
+                                              f"back on the schedule when it polls again")
                     pipe.hset(records, pid, rec.to_json())
                     pipe.hincrby(_k(lad.name, "active"), pid, -1)
                     pipe.lpush(_k(lad.name, f"h:{pid}"), json.dumps({
@@ -301,9 +315,12 @@ def _settle_aborted(r: redis.Redis, lad: LadderConfig, doc: MatchDoc, now: float
                     pipe.ltrim(_k(lad.name, f"h:{pid}"), 0, HISTORY_KEEP - 1)
                 pipe.hdel(inflight, doc.id)
                 pipe.execute()
-                return True
+                break
             except redis.WatchError:
                 continue
+    # counted once: only the run that settled the match gets here
+    aborts.record(r, doc.seats[absent], doc.id, lad.abort_policy, now)
+    return True
 
 
 # --------------------------------------------------------------------------- reading
@@ -323,10 +340,11 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     pipe.hmget(_k(lad.name, "active"), pids)
     seen, active = pipe.execute()
     briefs = players.briefs(r, pids)
+    timed = aborts.current(r, pids, now)
     rows: list[dict[str, Any]] = []
-    for p, s, a, (name, kind) in zip(pids, seen, active, briefs, strict=True):
+    for p, s, a, (name, kind), t in zip(pids, seen, active, briefs, timed, strict=True):
         rec = Record.from_json(raw.get(p.encode()), lad.seats)
-        benched = _benched(rec, s)
+        benched, reason = _bench(rec, s, t)
         rows.append({
             "player_id": p, "name": name, "kind": kind,
             "rating": round(rec.rating, 3), "mu": round(rec.mu, 3),
@@ -334,8 +352,7 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
             "win_rate": round(rec.wins / rec.games, 4) if rec.games else None,
             "timeouts": rec.timeouts, "seat_balance": rec.seats,
             "provisional": rec.games < lad.provisional_games, "benched": benched,
-            "benched_reason": rec.benched_reason if benched else None,
-            "entered": p in entered, "present": _present(lad, s, now),
+            "benched_reason": reason, "entered": p in entered, "present": _present(lad, s, now),
             "active_matches": max(0, int(a or 0)), "last_played_at": rec.last_at,
         })
     rows.sort(key=lambda x: (-x["rating"], -x["games"], x["name"]))

@@ -23,7 +23,7 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import clock, cluster, deadlines, doccache, inbox, keys, players, queues, replies
+from . import attendance, clock, cluster, deadlines, doccache, inbox, keys, players, queues, replies
 from .docs import ACTIVE, CHOSEN_KEY, FINISHED, FIXABLE_OPTIONS, WAITING, MatchDoc
 from .errors import StoreError
 
@@ -134,9 +134,10 @@ def _after_engine_change(doc: MatchDoc, clk: clock.Clock, now: float,
     _set_deadline(doc, clk, now, start_s)
 
 
-def _absent(doc: MatchDoc, seat: int) -> bool:
-    """Whether ``seat`` has made no move of its own in this rated match (the abort rule)."""
-    return doc.rated and doc.moved is not None and not doc.moved[seat]
+def _absent(doc: MatchDoc, seat: int, r: redis.Redis | None = None) -> bool:
+    """Whether ``seat``'s timeout aborts this rated match (the abort rule: round 1, no move of
+    its own, never asked about the match; ``store/attendance.py``)."""
+    return attendance.absent(doc, seat, r)
 
 
 def _abort(doc: MatchDoc, seat: int, now: float) -> None:
@@ -147,21 +148,24 @@ def _abort(doc: MatchDoc, seat: int, now: float) -> None:
     doc.finished_at = now
     doc.aborted = {
         "reason": "absent", "seat": seat, "player_id": doc.seats[seat],
-        "message": f"seat {seat} ({doc.names[seat]}) made no move of its own before its first "
-                   "turn timed out: the match is aborted and rated for nobody",
+        "message": f"seat {seat} ({doc.names[seat]}) was absent: its first turn of round 1 timed "
+                   "out before it moved or asked about the match (no view, notice or event "
+                   "read): the match is aborted and rated for nobody",
     }
     doc.turn_started = doc.deadline = doc.started_s = doc.deadline_s = None
 
 
-def _apply_due_timeouts(doc: MatchDoc, now: float, clk: clock.Clock | None = None) -> int:
+def _apply_due_timeouts(doc: MatchDoc, now: float, clk: clock.Clock | None = None,
+                        r: redis.Redis | None = None) -> int:
     """Apply every timeout due by ``now`` (service time); each next turn starts at the previous
-    deadline. A rated match whose timing-out seat never moved is aborted instead."""
+    deadline. A rated match whose timing-out seat is absent is aborted instead (``r``: where
+    to look whether it asked about the match)."""
     applied = 0
     clk = clock.WALL if clk is None else clk
     while _due(doc, clk, now) and applied < MAX_TIMEOUTS_PER_PASS:
         assert doc.state is not None
         deadline_s = _deadline_s(doc, clk, now)
-        if _absent(doc, doc.state.turn):
+        if _absent(doc, doc.state.turn, r):
             _abort(doc, doc.state.turn, now)
             applied += 1
             break
@@ -506,7 +510,7 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
             raise StoreError("forbidden", "you don't sit in this match")
         old = doc.status
         clk = clock.current(r)
-        due = _apply_due_timeouts(doc, t, clk)
+        due = _apply_due_timeouts(doc, t, clk, r)
         if expected_version is not None and expected_version != doc.version:
             raise StoreError("version_conflict",
                              f"expected version {expected_version}, the match is at "
@@ -558,7 +562,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
             raise StoreError("forbidden", "you don't sit in this match")
         old = doc.status
         clk = clock.current(r)
-        due = _apply_due_timeouts(doc, t, clk)
+        due = _apply_due_timeouts(doc, t, clk, r)
         if doc.status != ACTIVE:
             if due:  # the timeouts (or an abort) stay applied
                 pipe.multi()
@@ -597,7 +601,7 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None,
         if version is not None and doc.version != version:
             return doc
         clk = clock.current(r)
-        due = _apply_due_timeouts(doc, t, clk)
+        due = _apply_due_timeouts(doc, t, clk, r)
         _refresh(doc, clk, t)
         if due:
             pipe.multi()

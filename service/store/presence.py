@@ -8,7 +8,7 @@ from typing import Any
 
 import redis
 
-from . import keys, players, replies
+from . import challenge_guard, keys, players, replies
 from .ladder_config import LadderConfig
 
 
@@ -58,7 +58,8 @@ def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
     2 s and stops the moment its client hangs up (``realtime/longpoll.py``), so with the default
     window of 5 s a bot that stops leaves this list within about 5 s, while one between two
     polls (a move's round trip) stays. Each row says which ladders and whether it answers
-    challenges; ordered by name."""
+    challenges (it polls ready for them and has not turned them off: ``challenge_guard``);
+    ordered by name."""
     now = time.time() if now is None else now
     rows: dict[str, dict[str, Any]] = {}
     for raw in r.zrangebyscore(keys.LISTENING, now - max(window_s, ANSWERS_WINDOW_S), "+inf"):
@@ -71,6 +72,8 @@ def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
     if not rows:
         return []
     pids = list(rows)
+    for pid, takes in zip(pids, challenge_guard.accepts(r, pids), strict=True):
+        rows[pid]["accepts_challenges"] = rows[pid]["accepts_challenges"] and takes
     last = r.zmscore(keys.PRESENCE, pids)
     for pid, s in zip(pids, last, strict=True):
         if s is None or float(s) < now - window_s:

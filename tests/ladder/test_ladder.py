@@ -170,7 +170,9 @@ def test_ladders_are_configured(stack: Stack) -> None:
     assert got["duel"] | {"entries": 0} == {
         "name": "duel", "ruleset": "classic", "seats": 2, "turn_timeout_s": T, "interval_s": 1,
         "max_concurrent": 1, "description": "", "presence_window_s": 15, "bench_after": 3,
-        "provisional_games": 10, "humans": False, "rematch_hold_s": 2, "entries": 0}
+        "provisional_games": 10, "humans": False, "rematch_hold_s": 2, "entries": 0,
+        "abort_bench_after": 3, "abort_window_s": 86400, "abort_bench_s": [900, 3600, 21600,
+                                                                          86400]}
     assert got["table"]["ruleset"] == "2019" and got["table"]["seats"] == 4
     assert got["table"]["rematch_hold_s"] == 30
     assert got["away"]["presence_window_s"] == 3 and got["away"]["bench_after"] == 3

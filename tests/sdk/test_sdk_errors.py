@@ -17,6 +17,7 @@ import pytest
 from llsdk import Action, View, errors
 
 from service.http.errors import STATUS
+from service.store import inbox
 from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 from tests.support.snapshot import clear_rate_limits
@@ -159,6 +160,31 @@ def test_challenge_errors(anon: Client) -> None:
     human = anon.with_token(str(anon.players.register(name("h"), kind="human").token))
     lad = anon.ladder.list()[0].name
     expect(errors.LadderBotsOnly, "ladder_bots_only", lambda: human.ladder.enter(lad))
+    # refused by the one challenged: a block, challenges turned off (issue 23)
+    c.me.block(me.id)
+    expect(errors.Blocked, "blocked", lambda: a.challenges.create(c.me.get().name))
+    c.me.unblock(me.id)
+    c.me.settings(accepts_challenges=False)
+    expect(errors.ChallengesOff, "challenges_off", lambda: a.challenges.create(c.me.get().id))
+
+
+def test_cursor_expired(anon: Client, redis_server: Any) -> None:
+    c = player(anon)
+    pid = c.me.get().id
+    r = redis_server.client()
+    try:
+        r.xadd(inbox.key(pid), {"n": b'{"type": "noise"}'})
+        cursor = c.me.head()
+        pipe = r.pipeline()
+        for _ in range(inbox.MAXLEN + 300):
+            pipe.xadd(inbox.key(pid), {"n": b'{"type": "noise"}'}, maxlen=inbox.MAXLEN,
+                      approximate=True)
+        pipe.execute()
+    finally:
+        r.close()
+    e = expect(errors.CursorExpired, "cursor_expired", lambda: c.me.events(after=cursor))
+    assert isinstance(e, errors.CursorExpired) and e.oldest_cursor
+    assert c.me.events(after=e.oldest_cursor).events
 
 
 def test_too_many_challenges(redis_server: Any) -> None:

@@ -113,6 +113,8 @@ def test_every_api_error_code_maps_to_its_exception() -> None:
         "already_challenged": errors.AlreadyChallenged,
         "too_many_challenges": errors.TooManyChallenges,
         "name_reserved": errors.NameReserved,
+        "blocked": errors.Blocked, "challenges_off": errors.ChallengesOff,
+        "cursor_expired": errors.CursorExpired,
     }
     for code, status in STATUS.items():
         e = errors.error_for(status, {"status": status, "code": code, "message": "m"})

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from service.config import ladders_from_env
-from service.store import keys, ladders, matches, presence
+from service.store import aborts, keys, ladders, matches, presence
 from tests.support.apiclient import Api, Player, play_randomly
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
@@ -128,6 +128,28 @@ def test_player_page(page: Any, filled: dict[str, Any]) -> None:
     # Unknown player: a clear message, no script error.
     page.goto(f"{base}/players/p_nobody")
     page.wait_for_function("document.getElementById('ratings').textContent.includes('no such')")
+
+
+def test_player_page_shows_an_abort_bench(page: Any, filled: dict[str, Any],
+                                          redis_server: RedisProcess) -> None:
+    """Benched for repeated aborts (issue 23): the page says until when and why."""
+    base, pid = filled["base"], filled["board"][-1]["player_id"]
+    r: redis.Redis = redis_server.client()
+    try:
+        bench = aborts.record(r, pid, "m_000000000abc", aborts.AbortPolicy(bench_after=1))
+        assert bench is not None
+        page.goto(f"{base}/players/{pid}")
+        page.wait_for_selector("body[data-loaded='1']")
+        text = page.inner_text("#bench")
+        assert text.startswith("Benched until ") and bench["reason"] in text
+        screenshot(page, "web-player-benched")
+    finally:
+        r.hdel(keys.ABORT_BENCH, pid)
+        r.delete(keys.player_aborts(pid), keys.player_benches(pid))
+        r.close()
+    page.goto(f"{base}/players/{pid}")
+    page.wait_for_selector("body[data-loaded='1']")
+    assert page.inner_text("#bench") == ""
 
 
 def test_index_lists_ladders_and_matches(page: Any, filled: dict[str, Any]) -> None:

@@ -34,6 +34,7 @@ class ApiError extends Error {
     super(`${status} ${body.code}: ${body.message}`);
     this.status = status;
     this.code = body.code;
+    this.oldestCursor = body.oldest_cursor; // with 410 cursor_expired: where to go on from
   }
 }
 
@@ -133,6 +134,19 @@ function describeResult(view) {
   return `${won}: winners ${JSON.stringify(winners)}, tokens ${JSON.stringify(tokens)}`;
 }
 
+// Play every active match of ours from the match list: after our notice cursor expired (410
+// cursor_expired: notices were dropped while we were away), the list says where each match is.
+async function resync(stop) {
+  const page = await api("GET", "/v1/me/matches?status=active&limit=100");
+  for (const m of page.matches) {
+    if (stop.signal.aborted) return;
+    let view = await api("GET", `/v1/matches/${m.match_id}/view`);
+    while (view && view.status === "active" && view.legal_actions.length && !stop.signal.aborted) {
+      view = await act(m.match_id, view, choose(view));
+    }
+  }
+}
+
 // The ladder: enter, then long-poll the inbox (`views=true`: each notice carries our view of
 // its match, so a move costs two requests: the notice and the action). The server starts the
 // matches; a bot must keep polling to stay present (scheduled).
@@ -200,6 +214,12 @@ async function ladder(name, games) {
                            { signal: poll.signal });
       } catch (err) {
         if (poll.signal.aborted) continue; // a signal: drain or stop (the loop decides)
+        if (err instanceof ApiError && err.code === "cursor_expired") {
+          console.log(`notice cursor expired: resynchronising from the match list`);
+          await resync(stop);
+          cursor = err.oldestCursor || "";
+          continue;
+        }
         throw err;
       }
       cursor = answer.cursor;

@@ -20,6 +20,7 @@ from .common import (
     E409,
     E413,
     E422,
+    E429,
     auth_first,
     config,
     deadline_jobs,
@@ -28,7 +29,7 @@ from .common import (
     require_player,
     store,
 )
-from .matches import CreateSchema
+from .matches import CreateSchema, _utf8
 from .schemas import MAX_PLAYERS, MIN_PLAYERS, PLAYERS
 
 blp = Blueprint("challenges", __name__, url_prefix="/v1/challenges",
@@ -82,6 +83,8 @@ class ChallengeSchema(ma.Schema):
         "description": "who accepted last, declined or cancelled (null: expired)"})
     match_id = f.String(allow_none=True, required=True, metadata={
         "description": "the match, once everyone accepted"})
+    reason = f.String(allow_none=True, metadata={
+        "description": "why it was declined, as the player who declined said"})
 
 
 class ChallengeListSchema(ma.Schema):
@@ -95,16 +98,19 @@ class Challenges(MethodView):
     @blp.arguments(ChallengeCreateSchema())
     @blp.response(201, ChallengeSchema)
     @blp.doc(security=AUTH)
-    @document_errors(blp, E400, E401, E409, E413, E422)
+    @document_errors(blp, E400, E401, E403, E409, E413, E422, E429)
     def post(self, data: dict[str, Any]) -> Any:
-        """Challenge players: each gets a `challenge` notice on /v1/me/events."""
+        """Challenge players: each gets a `challenge` notice on /v1/me/events. Refused with
+        403 `blocked` / `challenges_off`, or 429 over CHALLENGE_RATE_LIMIT or
+        CHALLENGE_PAIR_RATE_LIMIT (with Retry-After)."""
         pid = require_player()
         cfg = config()
         opponents = data.pop("opponents")
         seat_order = data.pop("seat_order", None)
         ttl = data.pop("expires_in_s", None) or cfg.challenge_ttl_s
         ch = challenges.create(store(), pid, opponents, data, seat_order=seat_order,
-                               ttl_s=ttl, max_open=cfg.challenge_max_open)
+                               ttl_s=ttl, max_open=cfg.challenge_max_open,
+                               limits=cfg.challenge_limits())
         return json_response(ch.public(), 201, {"Location": f"/v1/challenges/{ch.id}"})
 
 
@@ -129,15 +135,23 @@ class Accept(MethodView):
             store(), challenge_id, require_player(), deadline_jobs=deadline_jobs()).public())
 
 
+class DeclineSchema(ma.Schema):
+    reason = f.String(validate=[v.Length(1, challenges.REASON_MAX), _utf8], metadata={
+        "description": "optional: why, shown to the challenger (and every opponent)"})
+
+
 @blp.route("/<challenge_id>/decline")
 class Decline(MethodView):
+    @auth_first
+    @blp.arguments(DeclineSchema(), required=False)
     @blp.response(200, ChallengeSchema)
     @blp.doc(security=AUTH)
-    @document_errors(blp, E401, E403, E404, E409)
-    def post(self, challenge_id: str) -> Any:
-        """Decline (also after accepting, while it is open): the challenge closes."""
-        return json_response(challenges.decline(store(), challenge_id,
-                                                require_player()).public())
+    @document_errors(blp, E400, E401, E403, E404, E409, E413, E422)
+    def post(self, data: dict[str, Any], challenge_id: str) -> Any:
+        """Decline (also after accepting, while it is open): the challenge closes. The body is
+        optional: `{"reason": "..."}` tells the challenger why."""
+        return json_response(challenges.decline(store(), challenge_id, require_player(),
+                                                reason=(data or {}).get("reason")).public())
 
 
 @blp.route("/<challenge_id>/cancel")

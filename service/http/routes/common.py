@@ -26,6 +26,9 @@ class ErrorSchema(ma.Schema):
     errors = ma.fields.Raw(metadata={"description": "per-field validation errors"})
     rule = ma.fields.String(metadata={
         "description": "when the refusal applies a rule of the game: a link to it, /rules#R11"})
+    oldest_cursor = ma.fields.String(metadata={
+        "description": "with cursor_expired (410): resync from GET /v1/me/matches, then go on "
+                       "from this cursor"})
 
 
 def store() -> redis.Redis:
@@ -121,6 +124,8 @@ E401 = (401, "authentication missing or wrong")
 E403 = (403, "not allowed for this player")
 E404 = (404, "no such resource")
 E409 = (409, "conflict with the match's current state")
+E410 = (410, "cursor_expired: notices after the cursor were dropped; resync from GET "
+             "/v1/me/matches, then go on from oldest_cursor")
 E412 = (412, "If-Match did not match the current version")
 E422 = (422, "the request body or parameters are invalid")
 E400 = (400, "the body is not JSON")

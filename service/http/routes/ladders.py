@@ -48,6 +48,13 @@ class LadderSchema(ma.Schema):
     rematch_hold_s = f.Integer(metadata={"description": "how long (s) a table that is exactly a "
                                                         "bot's previous table waits for other "
                                                         "bots to come free"})
+    abort_bench_after = f.Integer(metadata={
+        "description": "aborts (absent from a rated match) within abort_window_s that bench a "
+                       "bot from every ladder for a time"})
+    abort_window_s = f.Integer(metadata={"description": "the window those aborts count in"})
+    abort_bench_s = f.List(f.Integer(), metadata={
+        "description": "the escalating bench lengths (s): the first bench, then each next one "
+                       "within 7 days; the last repeats"})
     entries = f.Integer()
 
 

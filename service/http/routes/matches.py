@@ -13,7 +13,7 @@ from marshmallow import validate as v
 from ...engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
 from ...engine.catalog import OPTION_BOUNDS
 from ...realtime import longpoll
-from ...store import keys, matches, presence
+from ...store import attendance, keys, matches, presence
 from ...store.docs import MatchDoc
 from ...store.errors import StoreError
 from ..errors import ApiError
@@ -250,6 +250,7 @@ class View(MethodView):
         doc = _doc(match_id)
         seat = _seat(doc, pid)
         presence.touch(r, pid)
+        attendance.note_doc(r, pid, doc)  # it saw its view: it was there (the abort rule)
         after = args.get("after", max(have) if have and ANY not in have else None)
         wait = min(args["wait"], config().max_wait_s)
         if wait > 0 and after is not None and doc.version <= after:
@@ -318,6 +319,8 @@ class Events(MethodView):
         pid = current_player(required=False)
         doc = _doc(match_id)
         seat = doc.seat_of(pid) if pid else None
+        if pid is not None and seat is not None:
+            attendance.note_doc(store(), pid, doc)
         evs = event_list(doc, seat, args["after"])
         return json_response({"match_id": doc.id, "version": doc.version, "events": evs,
                               "last_seq": evs[-1]["seq"] if evs else None})

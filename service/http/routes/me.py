@@ -11,13 +11,16 @@ from flask.views import MethodView
 from marshmallow import fields as f
 
 from ...realtime import longpoll
-from ...store import challenges, inbox, matches, players, presence
+from ...store import attendance, challenge_guard, challenges, inbox, matches, players, presence
 from ..params import Blueprint, QueryFloat
 from ..views import player_view, summary
 from .challenges import ChallengeListSchema
 from .common import (
     AUTH,
+    E400,
     E401,
+    E410,
+    E413,
     E422,
     auth_first,
     config,
@@ -64,14 +67,46 @@ class NoticesSchema(ma.Schema):
     cursor = f.String(required=True, metadata={"description": "pass as `after` next time"})
 
 
+class JsonBool(f.Boolean):
+    """true or false, and nothing else (marshmallow's Boolean also takes "yes", 1, "on")."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if type(value) is not bool:
+            raise ma.ValidationError("must be true or false")
+        return value
+
+
+class SettingsSchema(ma.Schema):
+    accepts_challenges = JsonBool(required=True, metadata={
+        "description": "false: every challenge naming you is refused (403 challenges_off) "
+                       "and GET /v1/players/online lists you as not accepting them"})
+
+
+def _me(pid: str) -> dict[str, Any]:
+    me = players.get(store(), pid)
+    (me["accepts_challenges"],) = challenge_guard.accepts(store(), [pid])
+    return me
+
+
 @blp.route("")
 class Me(MethodView):
     @blp.doc(security=AUTH)
     @blp.response(200)
     @document_errors(blp, E401)
     def get(self) -> Any:
-        """Who the token belongs to."""
-        return json_response(players.get(store(), require_player()))
+        """Who the token belongs to, and its settings (accepts_challenges)."""
+        return json_response(_me(require_player()))
+
+    @auth_first
+    @blp.arguments(SettingsSchema())
+    @blp.response(200)
+    @blp.doc(security=AUTH)
+    @document_errors(blp, E400, E401, E413, E422)
+    def patch(self, data: dict[str, Any]) -> Any:
+        """Change your settings: `{"accepts_challenges": false}` turns challenges to you off."""
+        pid = require_player()
+        challenge_guard.set_accepts(store(), pid, data["accepts_challenges"])
+        return json_response(_me(pid))
 
 
 @blp.route("/matches")
@@ -88,6 +123,7 @@ class MyMatches(MethodView):
         ids, nxt = matches.list_ids(store(), status=args.get("status"), player=pid,
                                     offset=args["cursor"], limit=args["limit"])
         docs = matches.load_many(store(), ids, deadline_jobs=deadline_jobs())
+        attendance.note(store(), pid, [d.id for d in docs if attendance.may_abort(d)])
         return json_response({"matches": [summary(d, pid) for d in docs], "next_cursor": nxt})
 
 
@@ -97,9 +133,10 @@ class MyEvents(MethodView):
     @blp.arguments(NoticesQuerySchema(), location="query")
     @blp.response(200, NoticesSchema)
     @blp.doc(security=AUTH)
-    @document_errors(blp, E401, E422)
+    @document_errors(blp, E401, E410, E422)
     def get(self, args: dict[str, Any]) -> Any:
-        """Notices across your matches after a cursor; with wait=S, held until one arrives."""
+        """Notices across your matches after a cursor; with wait=S, held until one arrives.
+        410 cursor_expired when notices after the cursor were dropped (oldest_cursor)."""
         pid = require_player()
         r = store()
         presence.touch(r, pid)
@@ -111,6 +148,9 @@ class MyEvents(MethodView):
                                                     listening)
         if args["challenges"] and wait > 0:
             presence.listen(r, pid)  # still listening at the end of a long wait
+        # it heard of these matches: it was there (the abort rule, store/attendance.py)
+        attendance.note(r, pid, [n["match_id"] for n in notices
+                                 if n.get("type") in ROUND_ONE_NOTICES])
         if args["views"]:
             _attach_views(r, pid, notices)
         return json_response({"events": notices, "cursor": cursor})
@@ -118,6 +158,8 @@ class MyEvents(MethodView):
 
 #: the notices about a match's course, which views=true completes with the player's view
 MATCH_NOTICES = frozenset({"match_started", "your_turn", "match_finished"})
+#: the notices a match can still be aborted after (a read of them means the bot was there)
+ROUND_ONE_NOTICES = frozenset({"match_started", "your_turn"})
 
 
 def _attach_views(r: redis.Redis, pid: str, notices: list[dict[str, Any]]) -> None:

@@ -10,7 +10,7 @@ from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...store import ladders, matches, players, presence
+from ...store import aborts, ladders, matches, players, presence
 from ..params import Blueprint
 from ..views import summary
 from .common import (
@@ -80,6 +80,11 @@ class ProfileSchema(ma.Schema):
                        "or away"})
     ladders = f.Dict(keys=f.String(), values=f.Nested(LadderPresenceSchema), metadata={
         "description": "each ladder it is entered in or rated on: present, benched and why"})
+    aborts_24h = f.Integer(metadata={
+        "description": "rated matches it aborted by being absent in the last 24 h"})
+    bench = f.Dict(allow_none=True, metadata={
+        "description": "benched from every ladder for repeated aborts: until (epoch s), "
+                       "reason, level (1 for the first bench within 7 days); null: not"})
 
 
 @blp.route("")
@@ -103,7 +108,8 @@ class OnlineRowSchema(ma.Schema):
     ladders = f.List(f.String(), required=True, metadata={
         "description": "the ladders it is entered in and present on"})
     accepts_challenges = f.Boolean(required=True, metadata={
-        "description": "it polls /v1/me/events with challenges=true"})
+        "description": "it polls /v1/me/events with challenges=true and has not turned "
+                       "challenges off (PATCH /v1/me)"})
     last_seen = f.Float(allow_none=True, required=True, metadata={
         "description": "its last poll (epoch s)"})
 
@@ -137,6 +143,7 @@ class Player(MethodView):
         profile = players.get(r, player_id)
         ids, _ = matches.list_ids(r, player=player_id, limit=20)
         profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids, deadline_jobs=deadline_jobs())]
+        profile.update(aborts.status(r, player_id))
         profile["ratings"] = {}
         profile["ladders"] = {}
         for lad in current_app.extensions["ladders"].values():

@@ -24,6 +24,11 @@
     document.getElementById("player-info").append(" · ",
       el("a", { href: `/play?opponent=${encodeURIComponent(data.name)}` }, "challenge to a match"));
     presenceLine(data);
+    // Benched for repeated aborts (absent from rated matches): shown with its reason and end.
+    const benchBox = document.getElementById("bench");
+    if (data.bench) clear(benchBox, el("p", { class: "bench" }, el("strong", {}, "Benched"),
+      ` until ${when(data.bench.until)}: ${data.bench.reason}`));
+    else clear(benchBox);
     const ladders = Object.entries(data.ratings || {});
     if (!ladders.length) clear(ratingsBox, el("p", { class: "muted" }, "Not rated on any ladder yet."));
     else clear(ratingsBox, ladders.map(([name, r]) => el("div", { class: "ladder-card", dataset: { ladder: name } },
