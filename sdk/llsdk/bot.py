@@ -260,7 +260,8 @@ class Runner:
                 return
             if not drain_seen and self.drain_event.is_set():
                 drain_seen = True
-                self.client.interrupt()
+                if self._drain_until is None:  # cut the long-poll only, not the drain's own
+                    self.client.interrupt()
             if self._drain_until is not None and time.monotonic() >= self._drain_until:
                 self.client.interrupt()
                 return
@@ -271,10 +272,13 @@ class Runner:
         self._drain_until = time.monotonic() + max(0.0, self.drain_s)
         self.challenges = False
         self._leave_ladders()
-        try:
-            self._resync()  # what is under way now, from the server
-        except (TransportError, ServerError, RateLimited) as e:
-            log.warning("stopping: could not list the matches in progress (%s)", e)
+        for attempt in range(2):  # (a second try: the stop watcher may have cut the first)
+            try:
+                self._resync()  # what is under way now, from the server
+                break
+            except (TransportError, ServerError, RateLimited) as e:
+                if attempt:
+                    log.warning("stopping: could not list the matches in progress (%s)", e)
         if self._live:
             log.info("stopping: finishing %d match(es) in progress (up to %.0f s; Ctrl-C "
                      "again to stop now)", len(self._live), self.drain_s)
