@@ -263,7 +263,8 @@ class Runner:
                 if self._drain_until is None:  # cut the long-poll only, not the drain's own
                     self.client.interrupt()
             if self._drain_until is not None and time.monotonic() >= self._drain_until:
-                self.client.interrupt()
+                if not self._finished.is_set():  # (never cut a request made after the run)
+                    self.client.interrupt()
                 return
 
     def _begin_drain(self) -> None:
