@@ -316,6 +316,8 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     raw = r.hgetall(_k(lad.name, "players"))
     entered = set(replies.texts(r.zrange(_k(lad.name, "entries"), 0, -1)))
     pids = sorted(set(replies.texts(raw)) | entered)
+    gone = players.hidden(r, pids)  # banned players and deleted accounts show nowhere
+    pids = [p for p in pids if p not in gone]
     if not pids:
         return []
     pipe = r.pipeline(transaction=False)

@@ -1,6 +1,6 @@
 """HTTP blueprints, one per resource."""
 
-from . import challenges, health, index, ladders, matches, me, players, rulesets
+from . import account, admin, challenges, health, index, ladders, matches, me, players, rulesets
 
 BLUEPRINTS = [health.blp, index.blp, players.blp, matches.blp, challenges.blp, me.blp, ladders.blp,
-              rulesets.blp]
+              rulesets.blp, account.blp, admin.blp]

@@ -15,6 +15,7 @@ from ...config import Config
 from ...realtime.notify import Notifier
 from ...store import players
 from ..errors import ApiError
+from ..views import rfc3339
 
 
 class ErrorSchema(ma.Schema):
@@ -77,16 +78,32 @@ def token_sent() -> bool:
 
 def verified_player() -> str | None:
     """The player whose token the request carries; None without a token or with one nobody has.
-    Looked up once per request (the rate limiter's key and the views share it)."""
+    Checked against Redis once per request (the rate limiter's key and the views share it): a
+    rotated, deleted or banned token is refused on every process from the very next request."""
     if "ll_player" not in g:
         token = bearer_token()
-        g.ll_player = players.authenticate(store(), token) if token else None
+        got = players.access(store(), token) if token else None
+        g.ll_player = got.player if got else None
+        g.ll_ban = got.ban if got else None
+        if got is not None and got.names_gen is not None:
+            g.ll_names_gen = got.names_gen  # read with the token: shown_names.py
     return g.ll_player  # type: ignore[no-any-return]
+
+
+def refuse_banned() -> None:
+    """403 ``player_banned`` (with the reason and until when) for a banned player's token."""
+    if verified_player() is not None and g.ll_ban is not None:
+        ban = g.ll_ban
+        until = ban.get("until")
+        raise ApiError("player_banned", f"this player is banned: {ban['reason']}",
+                       extra={"reason": ban["reason"],
+                              "until": None if until is None else rfc3339(float(until))})
 
 
 def current_player(required: bool = True) -> str | None:
     """The caller's player id from ``Authorization: Bearer <token>``."""
     pid = verified_player()
+    refuse_banned()
     if pid is None and token_sent():
         raise ApiError("unauthorized", "unknown token",
                        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
