@@ -27,6 +27,9 @@ class ErrorSchema(ma.Schema):
     errors = ma.fields.Raw(metadata={"description": "per-field validation errors"})
     rule = ma.fields.String(metadata={
         "description": "when the refusal applies a rule of the game: a link to it, /rules#R11"})
+    reason = ma.fields.String(metadata={"description": "player_banned: why"})
+    until = ma.fields.String(allow_none=True, metadata={
+        "description": "player_banned: when the ban ends (RFC 3339), null: until lifted"})
 
 
 def store() -> redis.Redis:
