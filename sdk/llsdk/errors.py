@@ -17,7 +17,8 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
         ├── Forbidden                   forbidden (403)
         │   ├── NotChallenged           not_challenged: answering your own challenge
         │   ├── NotChallenger           not_challenger: cancelling someone else's
-        │   └── LadderBotsOnly          ladder_bots_only: a human entering a bot ladder
+        │   ├── LadderBotsOnly          ladder_bots_only: a human entering a bot ladder
+        │   └── PlayerBanned            player_banned: with ``reason`` and ``until``
         ├── NotFound                    not_found (404)
         │   └── ChallengeNotFound       challenge_not_found
         ├── MethodNotAllowed            method_not_allowed (405)
@@ -125,6 +126,14 @@ class NotChallenger(Forbidden):
 
 class LadderBotsOnly(Forbidden):
     """``ladder_bots_only``: a player registered as human entering a ladder for bots."""
+
+
+class PlayerBanned(Forbidden):
+    """``player_banned``: an operator banned this player; ``reason`` says why, ``until`` when
+    it ends (RFC 3339, None: until lifted). Every call with its token answers this."""
+
+    reason: str | None = None
+    until: str | None = None
 
 
 class NotFound(APIError):
@@ -273,6 +282,7 @@ CODE_CLASSES: dict[str, type[APIError]] = {
     "not_challenged": NotChallenged,
     "not_challenger": NotChallenger,
     "ladder_bots_only": LadderBotsOnly,
+    "player_banned": PlayerBanned,
     "challenge_not_found": ChallengeNotFound,
     "challenge_closed": ChallengeClosed,
     "challenge_expired": ChallengeExpired,
@@ -302,7 +312,12 @@ def error_for(status: int, body: Any, headers: Mapping[str, str] | None = None) 
         cls = STATUS_CLASSES.get(status) or (ServerError if status >= 500 else APIError)
         if not isinstance(code, str) or not code:
             code = f"http_{status}"
-    return cls(status, code, message, errors=data.get("errors"), headers=headers)
+    err = cls(status, code, message, errors=data.get("errors"), headers=headers)
+    if isinstance(err, PlayerBanned):
+        reason, until = data.get("reason"), data.get("until")
+        err.reason = reason if isinstance(reason, str) else None
+        err.until = until if isinstance(until, str) else None
+    return err
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -329,7 +344,7 @@ __all__ = [
     "CODE_CLASSES", "STATUS_CLASSES", "APIError", "AlreadyChallenged", "AlreadyForfeited",
     "AlreadyJoined", "ChallengeClosed", "ChallengeExpired", "ChallengeNotFound",
     "ChallengeSelf", "DuplicateOpponent", "LadderBotsOnly", "NotChallenged", "NotChallenger",
-    "PlayerNotFound", "TooManyChallenges",
+    "PlayerBanned", "PlayerNotFound", "TooManyChallenges",
     "Conflict", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
     "InvalidRequest", "LLSDKError", "MalformedAction", "MalformedJSON", "MatchFull",
     "MatchNotActive", "MethodNotAllowed", "NameReserved", "NameTaken", "NotFound", "NotYourTurn",

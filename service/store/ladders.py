@@ -358,7 +358,7 @@ def standing(r: redis.Redis, lad: LadderConfig, pid: str,
     pipe.hget(_k(lad.name, "players"), pid)
     pipe.lrange(_k(lad.name, f"h:{pid}"), 0, limit - 1)
     raw, hist = pipe.execute()
-    if raw is None:
+    if raw is None and not hist:  # (history without a record: a new season, not played yet)
         return None
     rec = Record.from_json(raw, lad.seats)
     return {"rating": rec.rating, "mu": rec.mu, "sigma": rec.sigma, "games": rec.games,
