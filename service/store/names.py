@@ -47,6 +47,12 @@ def shown(r: redis.Redis, gen: str | None = None) -> dict[str, str]:
     return names
 
 
+def cached_generation() -> str | None:
+    """The generation this process last read (None: none yet)."""
+    gen: str | None = _CACHE["gen"]
+    return gen
+
+
 def set_shown(pipe: Any, pid: str, name: str) -> None:
     """In the caller's transaction: show ``pid`` as ``name`` everywhere from now on."""
     pipe.hset(keys.SHOWN_NAMES, pid, name)
