@@ -39,6 +39,8 @@ def read(r: redis.Redis, *, after: str | None = None,
     previous page listed; None: from the newest). Returns (entries, the cursor of the next
     page or None)."""
     limit = max(1, min(limit, MAX_LIMIT))
+    if after is not None and all(int(x) == 0 for x in after.split("-")):
+        return [], None  # nothing is older than 0-0 (and Redis refuses "(0-0" as a bound)
     top = "+" if after is None else f"({after}"
     raw = r.xrevrange(keys.AUDIT, max=top, min="-", count=limit + 1) or []
     out = []

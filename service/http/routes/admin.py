@@ -16,13 +16,15 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...store import audit, moderation, players
+from ...store import audit, inbox, moderation, players
 from ..errors import ApiError
 from ..params import Blueprint, QueryInt
 from .common import (
+    E400,
     E401,
     E404,
     E409,
+    E413,
     E422,
     config,
     deadline_jobs,
@@ -91,8 +93,14 @@ class SearchQuerySchema(ma.Schema):
     limit = QueryInt(1, moderation.SEARCH_MAX, load_default=20)
 
 
+def _entry_id(value: str) -> None:
+    if not inbox.valid_cursor(value):  # (the same stream ids as the inbox's cursors)
+        raise ma.ValidationError("not an entry id: <ms>-<seq>, each part at most 2^64-1")
+
+
 class AuditQuerySchema(ma.Schema):
-    after = f.String(validate=ma.validate.Regexp(r"^[0-9]{1,20}-[0-9]{1,20}$"), metadata={
+    after = f.String(validate=_entry_id, metadata={
+        "pattern": f"^{inbox.CURSOR_RE.pattern}$",
         "description": "the id of the last entry you have: older ones follow"})
     limit = QueryInt(1, audit.MAX_LIMIT, load_default=50)
 
@@ -117,7 +125,7 @@ class AdminPlayersSchema(ma.Schema):
     players = f.List(f.Nested(AdminPlayerSchema), required=True)
 
 
-class ActionSchema(ma.Schema):
+class AdminChangeSchema(ma.Schema):
     """What an admin call changed: the audit entry written for it."""
 
     audit_id = f.String(required=True)
@@ -169,9 +177,9 @@ class AdminPlayer(MethodView):
         return json_response(moderation.player(store(), player_id))
 
     @blp.arguments(RenameSchema())
-    @blp.response(200, ActionSchema)
+    @blp.response(200, AdminChangeSchema)
     @blp.doc(security=ADMIN_AUTH)
-    @document_errors(blp, E401, E404, E409, E422)
+    @document_errors(blp, E400, E401, E404, E409, E413, E422)
     def patch(self, data: dict[str, Any], player_id: str) -> Any:
         """Rename: the new name shows wherever the player appears (finished matches too); the
         old one stays taken for 30 days."""
@@ -182,9 +190,9 @@ class AdminPlayer(MethodView):
 @blp.route("/players/<player_id:player_id>/ban")
 class Ban(MethodView):
     @blp.arguments(BanSchema())
-    @blp.response(200, ActionSchema)
+    @blp.response(200, AdminChangeSchema)
     @blp.doc(security=ADMIN_AUTH)
-    @document_errors(blp, E401, E404, E422)
+    @document_errors(blp, E400, E401, E404, E413, E422)
     def post(self, data: dict[str, Any], player_id: str) -> Any:
         """Ban: every call with its token answers 403 player_banned from the next request on;
         it leaves every ladder and list; its running matches end as resignations."""
@@ -198,10 +206,10 @@ class Ban(MethodView):
 
 @blp.route("/players/<player_id:player_id>/unban")
 class Unban(MethodView):
-    @blp.arguments(ReasonSchema())
-    @blp.response(200, ActionSchema)
+    @blp.arguments(ReasonSchema(), required=False)
+    @blp.response(200, AdminChangeSchema)
     @blp.doc(security=ADMIN_AUTH)
-    @document_errors(blp, E401, E404, E422)
+    @document_errors(blp, E400, E401, E404, E413, E422)
     def post(self, data: dict[str, Any], player_id: str) -> Any:
         """Lift a ban (the matches it lost stay lost; it enters ladders again itself)."""
         before, after = moderation.unban(store(), player_id)
@@ -211,7 +219,7 @@ class Unban(MethodView):
 @blp.route("/ladders/<name>/entries/<player_id:player_id>")
 class AdminEntry(MethodView):
     @blp.arguments(DeleteEntryQuerySchema(), location="query")
-    @blp.response(200, ActionSchema)
+    @blp.response(200, AdminChangeSchema)
     @blp.doc(security=ADMIN_AUTH)
     @document_errors(blp, E401, E404, E422)
     def delete(self, args: dict[str, Any], name: str, player_id: str) -> Any:
@@ -222,10 +230,10 @@ class AdminEntry(MethodView):
 
 @blp.route("/ladders/<name>/reset")
 class Reset(MethodView):
-    @blp.arguments(ReasonSchema())
-    @blp.response(200, ActionSchema)
+    @blp.arguments(ReasonSchema(), required=False)
+    @blp.response(200, AdminChangeSchema)
     @blp.doc(security=ADMIN_AUTH)
-    @document_errors(blp, E401, E404, E422)
+    @document_errors(blp, E400, E401, E404, E413, E422)
     def post(self, data: dict[str, Any], name: str) -> Any:
         """Start a new season: every rating back to the prior; history kept, each entry marked
         with its season."""
