@@ -218,7 +218,10 @@ def reset_ladder(r: redis.Redis, lad: LadderConfig, *, now: float | None = None
                                                      "started_at": old["started_at"]}]}
                 pipe.multi()
                 if rated:
-                    pipe.rename(records, keys.ladder(lad.name, f"s{old['season']}:players"))
+                    # (execute_command: redis-py's cluster pipeline blocks its rename(), a
+                    # multi-key command; both keys carry {<ladder>}, one slot)
+                    pipe.execute_command("RENAME", records,
+                                         keys.ladder(lad.name, f"s{old['season']}:players"))
                 pipe.hset(key, "record", json.dumps(new))
                 pipe.execute()
                 break

@@ -11,6 +11,8 @@ from service.store import audit, keys, ladders, moderation, players
 from service.store.ladder_config import LadderConfig
 from service.store.rating import Record
 
+ON_CLUSTER = True  # (tests/conftest.py: also on a private 3-master Redis Cluster)
+
 LAD = LadderConfig("duel", "classic", 2)
 
 
