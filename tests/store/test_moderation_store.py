@@ -7,7 +7,7 @@ import json
 
 import redis
 
-from service.store import audit, keys, ladders, moderation, players
+from service.store import audit, keys, ladders, matches, moderation, players, presence
 from service.store.ladder_config import LadderConfig
 from service.store.rating import Record
 
@@ -83,3 +83,16 @@ def test_audit_read_pages_newest_first(redis_db: redis.Redis) -> None:
     assert [e["target"] for e in page] == ["p4", "p3"] and nxt == ids[3]
     page, nxt = audit.read(redis_db, after=nxt, limit=3)
     assert [e["target"] for e in page] == ["p2", "p1", "p0"] and nxt is None
+
+
+def test_banned_player_is_never_scheduled(redis_db: redis.Redis) -> None:
+    a, b, c = (players.register(redis_db, f"sched{i}")["id"] for i in range(3))
+    for p in (a, b, c):
+        ladders.enter(redis_db, LAD, p)
+        presence.touch(redis_db, p)
+    moderation.ban(redis_db, b, reason="dodging", until=None, by="t", ladders=[LAD])
+    presence.touch(redis_db, b)  # a poll still in flight when the ban came
+    formed = ladders.form_matches(redis_db, LAD)
+    assert len(formed) == 1
+    assert set(matches.load(redis_db, formed[0]).seats) == {a, c}
+    assert b not in {row["player_id"] for row in ladders.leaderboard(redis_db, LAD)}
