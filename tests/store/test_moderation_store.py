@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import redis
 
-from service.store import audit, keys, ladders, matches, moderation, players, presence
+from service.store import audit, keys, ladders, matches, moderation, names, players, presence
+from service.store.errors import StoreError
 from service.store.ladder_config import LadderConfig
 from service.store.rating import Record
 
@@ -96,3 +98,38 @@ def test_banned_player_is_never_scheduled(redis_db: redis.Redis) -> None:
     assert len(formed) == 1
     assert set(matches.load(redis_db, formed[0]).seats) == {a, c}
     assert b not in {row["player_id"] for row in ladders.leaderboard(redis_db, LAD)}
+
+
+def test_rename_holds_the_old_name_and_shows_the_new(redis_db: redis.Redis) -> None:
+    names.forget()
+    p = players.register(redis_db, "Old-Name")["id"]
+    before, after = moderation.rename(redis_db, p, "new-name")
+    assert (before["name"], after["name"]) == ("Old-Name", "new-name")
+    assert players.find(redis_db, "NEW-NAME") == p
+    assert players.find(redis_db, "old-name") is None  # held back: names nobody
+    with pytest.raises(StoreError) as refused:
+        players.register(redis_db, "old-NAME")
+    assert refused.value.code == "name_taken"
+    assert names.shown(redis_db)[p] == "new-name"
+    assert [row["id"] for row in moderation.search(redis_db, "NEW")] == [p]
+
+
+def test_deleted_account_is_gone_and_shown_as_deleted(redis_db: redis.Redis) -> None:
+    names.forget()
+    p = players.register(redis_db, "leaving")
+    out = moderation.delete_account(redis_db, p["id"], ladders=[LAD])
+    assert out["deleted"] and out["resigned_matches"] == []
+    assert players.access(redis_db, p["token"]).player is None
+    assert players.find(redis_db, "leaving") is None and not redis_db.exists(keys.player(p["id"]))
+    assert names.shown(redis_db)[p["id"]] == names.DELETED_NAME
+    assert players.hidden(redis_db, [p["id"]]) == {p["id"]}
+    with pytest.raises(StoreError):
+        players.register(redis_db, "Leaving")
+
+
+def test_rotated_token_is_refused_and_the_new_one_works(redis_db: redis.Redis) -> None:
+    p = players.register(redis_db, "rotating")
+    assert players.access(redis_db, p["token"]).player == p["id"]  # (now cached)
+    new = players.rotate_token(redis_db, p["id"])
+    assert players.access(redis_db, p["token"]).player is None
+    assert players.access(redis_db, new).player == p["id"]
