@@ -146,7 +146,10 @@ def rename(r: redis.Redis, pid: str, name: object, *,
     before = _player(r, pid)
     old, new = players.canonical_name(before["name"]), players.canonical_name(name)
     if new != old and not r.set(keys.player_name(new), pid, nx=True):
-        raise StoreError("name_taken", f"the name {name!r} is taken")
+        held = r.get(keys.player_name(new))
+        if held is None or replies.text(held) != RESERVED_PREFIX + pid:
+            raise StoreError("name_taken", f"the name {name!r} is taken")
+        r.set(keys.player_name(new), pid)  # a name it gave up itself: undoing a rename
     pipe = r.pipeline()
     pipe.hset(keys.player(pid), "name", name)
     names.set_shown(pipe, pid, name)

@@ -112,6 +112,8 @@ def test_rename_holds_the_old_name_and_shows_the_new(redis_db: redis.Redis) -> N
     assert refused.value.code == "name_taken"
     assert names.shown(redis_db)[p] == "new-name"
     assert [row["id"] for row in moderation.search(redis_db, "NEW")] == [p]
+    moderation.rename(redis_db, p, "Old-Name")  # an operator may undo a rename
+    assert players.find(redis_db, "old-name") == p and players.find(redis_db, "new-name") is None
 
 
 def test_deleted_account_is_gone_and_shown_as_deleted(redis_db: redis.Redis) -> None:
