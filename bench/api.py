@@ -26,6 +26,12 @@ The two loads alternate in short slots (2.5 s by default: actions, bare, actions
 rather than running one after the other, so that both meet the same conditions on a shared
 machine; the first slot of each is a warm-up.
 
+With ``--compare-token-check`` a second gunicorn on the same Redis runs with
+``BENCH_TOKEN_CHECK=0`` (a token its process has seen is taken on trust, as before issue 23's
+per-request check); the clients play the same matches against it in slots of their own
+(``unchecked``), next to the checked ones, and the output adds ``actions/s without token
+check``, one ``# pair`` line per round and ``token check cost`` (per cent of actions/s).
+
 Prints one figure a line, ``name: number unit``: ``actions/s``, ``action p50 ms``,
 ``action p99 ms``, ``bare actions/s``, ``bare p50 ms``, ``bare p99 ms``, and
 ``actions/bare ratio`` (issue 17's bar: at least 0.75, or server CPU per action at most 1.33 times
@@ -73,13 +79,15 @@ def free_port() -> int:
 class Gunicorn:
     """gunicorn -c service/ops/gunicorn_conf.py service.http.wsgi:app in its own process group."""
 
-    def __init__(self, redis_url: str, workers: int) -> None:
+    def __init__(self, redis_url: str, workers: int, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="llbench-gunicorn-", suffix=".log")
+        extra = env
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PORT", "HOST")}
         env.update(PORT=str(self.port), HOST="127.0.0.1", REDIS_URL=redis_url,
                    WEB_CONCURRENCY=str(workers), RATE_LIMITS="0", ENQUEUE_JOBS="0",
                    BENCH_BARE_ENDPOINT="1")
+        env.update(extra or {})
         env.pop("ACCESS_LOG", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
@@ -186,27 +194,33 @@ class Slot(NamedTuple):
 
 
 class Schedule:
-    """Alternating slots, ``actions`` then ``bare``: first one unmeasured warm-up slot of each,
-    then ``pairs`` measured slots of each. Every client thread runs the mode of the slot it is
-    in, so both modes see the same server, the same clients and the same background load on
-    this machine (a noisy neighbour hits both alike). A request counts for its slot's mode if it
-    starts after the slot's first ``settle`` seconds (requests of the other mode still in flight
-    then) and completes before the slot ends."""
+    """Alternating slots of each mode (``actions`` then ``bare``; with ``--compare-token-check``
+    ``actions``, ``unchecked``, ``bare``, the first two swapping places every round): first one
+    unmeasured warm-up slot of each, then ``pairs`` measured slots of each. Every client thread
+    runs the mode of the slot it is in, so every mode sees the same clients and the same
+    background load on this machine (a noisy neighbour hits them alike). A request counts for
+    its slot's mode if it starts after the slot's first ``settle`` seconds (requests of the
+    other mode still in flight then) and completes before the slot ends."""
 
     MODES = ("actions", "bare")
 
     def __init__(self, start: float, warmup: float, slot: float, pairs: int,
-                 settle: float = 0.25) -> None:
+                 settle: float = 0.25, modes: tuple[str, ...] = MODES) -> None:
+        self.modes = modes
         self.slots: list[Slot] = []
         t = start
-        for i in range(2 + 2 * pairs):
-            length = warmup / 2 if i < 2 else slot
-            self.slots.append(Slot(self.MODES[i % 2], t, t + length, i >= 2, i))
+        n = len(modes)
+        for i in range(n + n * pairs):
+            length = warmup / n if i < n else slot
+            order = list(modes)
+            if n == 3 and (i // n) % 2:  # actions and unchecked take turns going first
+                order[0], order[1] = order[1], order[0]
+            self.slots.append(Slot(order[i % n], t, t + length, i >= n, i))
             t += length
         self.end = t
         self.settle = settle
         self.measured = {m: sum(x.end - (x.start + settle) for x in self.slots
-                                if x.measured and x.mode == m) for m in self.MODES}
+                                if x.measured and x.mode == m) for m in modes}
 
     def at(self, t: float) -> Slot | None:
         for slot in self.slots:
@@ -226,10 +240,15 @@ class Clients:
     key. Each plays classic 2-player matches (``actions`` mode) or posts to its bare key
     (``bare`` mode), as the schedule says."""
 
-    def __init__(self, port: int, n: int, matches_each: int) -> None:
+    def __init__(self, port: int, n: int, matches_each: int,
+                 unchecked_port: int | None = None) -> None:
         self.port, self.n, self.matches_each = port, n, matches_each
+        #: the server without the per-request token check (same Redis, same players)
+        self.unchecked_port = unchecked_port
+        self.modes = Schedule.MODES if unchecked_port is None else \
+            ("actions", "unchecked", "bare")
         self.lats: dict[str, list[list[float]]] = {m: [[] for _ in range(n)]
-                                                   for m in Schedule.MODES}
+                                                   for m in self.modes}
         self.extra_matches = 0  # matches a client had to create inside the schedule
         self.matches_played = 0
         self.lock = threading.Lock()
@@ -252,7 +271,8 @@ class Clients:
             self.ready.wait(timeout=180)  # every client has done its setup
         except threading.BrokenBarrierError:
             pass
-        sched = self.schedule = Schedule(time.perf_counter(), warmup, slot, pairs)
+        sched = self.schedule = Schedule(time.perf_counter(), warmup, slot, pairs,
+                                         modes=self.modes)
         self.done = [[0] * len(sched.slots) for _ in range(self.n)]
         self.cpu = [0.0] * len(sched.slots)
         self.go.set()
@@ -278,6 +298,7 @@ class Clients:
 
     def _client(self, i: int) -> None:
         c = KeepAlive(self.port)
+        unchecked = KeepAlive(self.unchecked_port) if self.unchecked_port else c
         rng = random.Random(i)
         tag = f"{os.getpid()}x{i}"
         tokens = [c.ok("POST", "/v1/players", {"name": f"b{tag}s{s}"})["token"] for s in (0, 1)]
@@ -301,13 +322,14 @@ class Clients:
             slot = sched.at(time.perf_counter())
             if slot is None:
                 break
-            if slot.mode == "actions":
+            if slot.mode in ("actions", "unchecked"):
                 s = m.state
                 seat = s.turn
                 action = rng.choice(engine.legal_action_dicts(s))
+                conn = c if slot.mode == "actions" else unchecked
                 t0 = time.perf_counter()
-                status, view = c.call("POST", f"/v1/matches/{m.id}/actions", action,
-                                      m.tokens[seat])
+                status, view = conn.call("POST", f"/v1/matches/{m.id}/actions", action,
+                                         m.tokens[seat])
                 t1 = time.perf_counter()
                 if status != 200:
                     raise RuntimeError(f"action {action} in {m.id} -> {status}: {view}")
@@ -333,6 +355,8 @@ class Clients:
             if sched.completed_in(slot, t1):
                 self.done[i][slot.index] += 1
         c.close()
+        if unchecked is not c:
+            unchecked.close()
         with self.lock:
             self.extra_matches += max(0, made - self.matches_each)
             self.matches_played += played
@@ -343,6 +367,13 @@ class Clients:
         slots = [x.index for x in self.schedule.slots if x.measured and x.mode == mode]
         requests = sum(d[k] for d in self.done for k in slots)
         return sum(self.cpu[k] for k in slots) / requests * 1000 if requests else float("nan")
+
+    def slot_rates(self, mode: str) -> list[float]:
+        """Requests per second completed in each measured slot of ``mode``, in order."""
+        assert self.schedule is not None
+        sched = self.schedule
+        return [sum(d[x.index] for d in self.done) / (x.end - x.start - sched.settle)
+                for x in sched.slots if x.measured and x.mode == mode]
 
     def results(self, mode: str) -> tuple[float, list[float]]:
         assert self.schedule is not None
@@ -366,19 +397,26 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
     ap.add_argument("--matches", type=int, default=8,
                     help="matches each client creates before the clock starts (default 8)")
+    ap.add_argument("--compare-token-check", action="store_true",
+                    help="also run actions against a second server without the per-request "
+                         "token check (BENCH_TOKEN_CHECK=0), in slots alternating with the "
+                         "checked ones, and print what the check costs")
     opts = ap.parse_args()
     pairs = max(1, round(opts.seconds / opts.slot))
 
     with RedisProcess() as rp:
         server = Gunicorn(rp.url, opts.workers)
+        baseline = Gunicorn(rp.url, opts.workers, {"BENCH_TOKEN_CHECK": "0"}) \
+            if opts.compare_token_check else None
         try:
-            clients = Clients(server.port, opts.clients, opts.matches)
+            clients = Clients(server.port, opts.clients, opts.matches,
+                              unchecked_port=baseline.port if baseline else None)
             print(f"# {opts.clients} client threads, {opts.workers} gevent workers, "
                   f"{pairs} x {opts.slot:g}s slots per mode (actions and bare alternating) "
                   f"after {opts.warmup:g}s warm-up, {os.cpu_count()} CPUs shared by clients, "
                   f"server and Redis", flush=True)
             assert rp.proc is not None
-            pids = [*server.pids(), rp.proc.pid]
+            pids = [*server.pids(), *(baseline.pids() if baseline else []), rp.proc.pid]
             clients.run(opts.warmup, opts.slot, pairs, lambda: cpu_seconds(pids))
             rate, lats = clients.results("actions")
             bare_rate, bare_lats = clients.results("bare")
@@ -396,6 +434,8 @@ def main() -> int:
                 print(f"bare server cpu ms: {b_cpu:.2f} ms")
                 print(f"# server CPU per request (gunicorn workers + Redis), whatever else "
                       f"this machine runs: bare/actions = {b_cpu / a_cpu:.2f}")
+            if baseline is not None:
+                _token_check_lines(clients)
             print(f"# {clients.matches_played} matches played to the end"
                   + (f", {clients.extra_matches} of them created inside the measured time"
                      if clients.extra_matches else ""))
@@ -409,7 +449,30 @@ def main() -> int:
                 return 1
         finally:
             server.stop()
+            if baseline is not None:
+                baseline.stop()
     return 0
+
+
+def _token_check_lines(clients: Clients) -> None:
+    """What the per-request token check (issue 23) costs: actions/s with it against the same
+    load on a server without it, slot by slot (each checked slot next to an unchecked one)."""
+    rate, _ = clients.results("actions")
+    base, base_lats = clients.results("unchecked")
+    print(f"actions/s without token check: {base:.0f} actions/s")
+    print(f"action p50 ms without token check: {pct(base_lats, 50):.1f} ms")
+    checked, unchecked = clients.slot_rates("actions"), clients.slot_rates("unchecked")
+    for k, (a, b) in enumerate(zip(checked, unchecked, strict=True), 1):
+        print(f"# pair {k}: {a:.0f} actions/s checked, {b:.0f} unchecked "
+              f"({100 * (1 - a / b):+.1f} %)")
+    cost = 100 * (1 - rate / base)
+    print(f"token check cost: {cost:.1f} % of actions/s")
+    if sys.platform.startswith("linux"):
+        a_cpu, b_cpu = clients.server_cpu_ms("actions"), clients.server_cpu_ms("unchecked")
+        print(f"action server cpu ms without token check: {b_cpu:.2f} ms")
+        print(f"token check server cpu: {100 * (a_cpu / b_cpu - 1):.1f} % per action")
+    print(f"# bar (issue 23: the token check costs at most 3 % of actions/s): "
+          f"{'met' if cost <= 3.0 else 'NOT met'}", flush=True)
 
 
 if __name__ == "__main__":

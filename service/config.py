@@ -58,6 +58,11 @@ class Config:
     # (a waiting long-poll refreshes presence every 2 s and stops when its client hangs up, so
     # a stopped bot is gone from the list within about this long)
     online_window_s: int = 5
+    # Operators: (label, token) pairs from ADMIN_TOKEN ("label:token,token2,..."); none: every
+    # /v1/admin/... path answers 404 as if it did not exist
+    admin_tokens: tuple[tuple[str, str], ...] = ()
+    # served over TLS (HTTPS=1): every answer carries Strict-Transport-Security
+    https: bool = False
 
     @classmethod
     def from_env(cls) -> Config:
@@ -79,6 +84,8 @@ class Config:
             challenge_pair_rate_limit=_env_limit("CHALLENGE_PAIR_RATE_LIMIT",
                                                  cls.challenge_pair_rate_limit),
             online_window_s=_env_int("ONLINE_WINDOW_S", cls.online_window_s),
+            admin_tokens=admin_tokens(os.environ.get("ADMIN_TOKEN") or ""),
+            https=os.environ.get("HTTPS", "0") == "1",
         )
 
     def __post_init__(self) -> None:
@@ -99,6 +106,30 @@ class Config:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update(changes)
         return Config(**values)
+
+
+#: the shortest admin token accepted: a short one could be guessed within the rate limits
+ADMIN_TOKEN_MIN_LEN = 16
+
+
+def admin_tokens(raw: str) -> tuple[tuple[str, str], ...]:
+    """``ADMIN_TOKEN``'s (label, token) pairs: comma-separated, each ``label:token`` or a bare
+    ``token`` (labelled ``admin``, ``admin2``, ...). Raises ValueError for a token shorter than
+    :data:`ADMIN_TOKEN_MIN_LEN` or a label used twice, so a typo can't open a weak door."""
+    out: list[tuple[str, str]] = []
+    for i, item in enumerate(x.strip() for x in raw.split(",")):
+        if not item:
+            continue
+        label, sep, token = item.rpartition(":")
+        label = label.strip() if sep else ("admin" if i == 0 else f"admin{i + 1}")
+        token = token.strip()
+        if len(token) < ADMIN_TOKEN_MIN_LEN:
+            raise ValueError(f"ADMIN_TOKEN: each token needs at least {ADMIN_TOKEN_MIN_LEN} "
+                             f"characters ({label!r} has {len(token)})")
+        if not label or label in {lbl for lbl, _ in out}:
+            raise ValueError(f"ADMIN_TOKEN: the label {label!r} is empty or given twice")
+        out.append((label, token))
+    return tuple(out)
 
 
 DEFAULT_LADDERS = (

@@ -4,6 +4,7 @@
     llsdk play BOT.py [--ladder NAME]...      play every match of the token's player
     llsdk arena BOT.py BOT.py ... [--ruleset classic] [--games 2000] [--seed 1] [--budget-ms 100]
     llsdk challenge NAME [NAME...] [--ruleset classic] [--wait 60]   challenge players
+    llsdk token rotate                        a new token for the player; the old one stops
 
 The server URL and token come from ``--url`` / ``--token`` or ``LLSDK_URL`` / ``LLSDK_TOKEN``.
 ``BOT.py`` is a file defining a :class:`~llsdk.Bot` subclass (``BOT.py:ClassName`` picks one
@@ -145,6 +146,21 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_token(args: argparse.Namespace) -> int:
+    """``llsdk token rotate``: print the new token (the old one is refused from now on)."""
+    if not args.token:
+        print("llsdk token: no token: pass --token or set LLSDK_TOKEN", file=sys.stderr)
+        return 2
+    with Client(args.url, args.token) as client:
+        token = client.rotate_token()
+    if args.json:
+        print(json.dumps({"token": token}))
+    else:
+        print(f"new token (shown once, keep it; the old one no longer works): {token}")
+        print(f"\n  export LLSDK_TOKEN={token}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="llsdk", description="Love Letter Arena SDK tools")
     ap.add_argument("--version", action="version", version=f"llsdk {__version__}")
@@ -191,6 +207,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token", default=os.environ.get("LLSDK_TOKEN"),
                    help="your token (default: $LLSDK_TOKEN)")
     p.set_defaults(fn=cmd_challenge)
+
+    p = sub.add_parser("token", help="manage the player's token")
+    p.add_argument("action", choices=["rotate"],
+                   help="rotate: issue a new token and revoke the one given")
+    p.add_argument("--url", default=os.environ.get("LLSDK_URL", DEFAULT_URL),
+                   help="server URL (default: $LLSDK_URL or %(default)s)")
+    p.add_argument("--token", default=os.environ.get("LLSDK_TOKEN"),
+                   help="your token (default: $LLSDK_TOKEN)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(fn=cmd_token)
     return ap
 
 

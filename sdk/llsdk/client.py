@@ -173,6 +173,25 @@ class Client:
         return type(self)(self.base_url, token, timeout=self.timeout, max_retries=self.max_retries,
                       backoff=self.backoff, max_backoff=self.max_backoff)
 
+    # ------------------------------------------------------------------ account
+
+    def rotate_token(self) -> str:
+        """Get a new token for this client's player and use it from now on; the old one is
+        refused (401) from the server's next request on, on every process. Returns the new
+        token: store it (it is shown only this once). Sent once, never repeated: a repeat
+        would carry the revoked token. If the answer is lost (a :class:`TransportError`),
+        the old token may already be revoked."""
+        data = self._json(self._request("POST", "/v1/me/token"))
+        self.token = str(data["token"])
+        return self.token
+
+    def delete_account(self) -> None:
+        """Delete this client's player for good: its token, ladder entries, ratings and
+        profile go, its running matches end as resignations, and it shows as "deleted player"
+        wherever it appeared."""
+        self._request("DELETE", "/v1/me")
+        self.token = None
+
     # ------------------------------------------------------------------ health
 
     def health(self) -> dict[str, Any]:

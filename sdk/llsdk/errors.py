@@ -19,7 +19,8 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
         │   ├── NotChallenger           not_challenger: cancelling someone else's
         │   ├── LadderBotsOnly          ladder_bots_only: a human entering a bot ladder
         │   ├── Blocked                 blocked: the player you challenge blocked you
-        │   └── ChallengesOff           challenges_off: it takes no challenges
+        │   ├── ChallengesOff           challenges_off: it takes no challenges
+        │   └── PlayerBanned            player_banned: with ``reason`` and ``until``
         ├── NotFound                    not_found (404)
         │   └── ChallengeNotFound       challenge_not_found
         ├── MethodNotAllowed            method_not_allowed (405)
@@ -147,6 +148,14 @@ class CursorExpired(APIError):
                  headers: Mapping[str, str] | None = None) -> None:
         super().__init__(status, code, message, errors=errors, headers=headers)
         self.oldest_cursor: str | None = None
+
+
+class PlayerBanned(Forbidden):
+    """``player_banned``: an operator banned this player; ``reason`` says why, ``until`` when
+    it ends (RFC 3339, None: until lifted). Every call with its token answers this."""
+
+    reason: str | None = None
+    until: str | None = None
 
 
 class NotFound(APIError):
@@ -295,6 +304,7 @@ CODE_CLASSES: dict[str, type[APIError]] = {
     "not_challenged": NotChallenged,
     "not_challenger": NotChallenger,
     "ladder_bots_only": LadderBotsOnly,
+    "player_banned": PlayerBanned,
     "challenge_not_found": ChallengeNotFound,
     "challenge_closed": ChallengeClosed,
     "challenge_expired": ChallengeExpired,
@@ -330,6 +340,10 @@ def error_for(status: int, body: Any, headers: Mapping[str, str] | None = None) 
     err = cls(status, code, message, errors=data.get("errors"), headers=headers)
     if isinstance(err, CursorExpired) and isinstance(data.get("oldest_cursor"), str):
         err.oldest_cursor = data["oldest_cursor"]
+    if isinstance(err, PlayerBanned):
+        reason, until = data.get("reason"), data.get("until")
+        err.reason = reason if isinstance(reason, str) else None
+        err.until = until if isinstance(until, str) else None
     return err
 
 
@@ -357,7 +371,7 @@ __all__ = [
     "CODE_CLASSES", "STATUS_CLASSES", "APIError", "AlreadyChallenged", "AlreadyForfeited",
     "AlreadyJoined", "Blocked", "ChallengeClosed", "ChallengesOff", "CursorExpired", "ChallengeExpired", "ChallengeNotFound",
     "ChallengeSelf", "DuplicateOpponent", "LadderBotsOnly", "NotChallenged", "NotChallenger",
-    "PlayerNotFound", "TooManyChallenges",
+    "PlayerBanned", "PlayerNotFound", "TooManyChallenges",
     "Conflict", "Forbidden", "IdempotencyKeyReused", "IllegalAction", "InternalError",
     "InvalidRequest", "LLSDKError", "MalformedAction", "MalformedJSON", "MatchFull",
     "MatchNotActive", "MethodNotAllowed", "NameReserved", "NameTaken", "NotFound", "NotYourTurn",

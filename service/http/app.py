@@ -17,8 +17,8 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
 from ..store import cluster
-from . import errors, limits, metrics, params, requestlog, web
-from .routes import BLUEPRINTS, health
+from . import errors, limits, metrics, params, requestlog, security, web
+from .routes import BLUEPRINTS, admin, health
 from .routes.common import ErrorSchema
 
 API_TITLE = "Love Letter Arena"
@@ -62,13 +62,18 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
                                 "{status, code, message, errors?} with stable codes."},
     })
     api.spec.components.security_scheme("bearerAuth", {"type": "http", "scheme": "bearer"})
+    api.spec.components.security_scheme("adminAuth", {
+        "type": "http", "scheme": "bearer", "description": "a token of ADMIN_TOKEN"})
     params.init_app(app, api)  # the id converters, before any route uses them
-    for blp in BLUEPRINTS:
+    # without an admin token the admin paths are not routes at all: 404, as any unknown path
+    blueprints = [b for b in BLUEPRINTS if b is not admin.blp or cfg.admin_tokens]
+    for blp in blueprints:
         api.register_blueprint(blp)
     errors.register(app)
     # the HTML pages are exempt (they read the rate-limited JSON API)
-    limits.init_app(app, cfg, api=[b for b in BLUEPRINTS if b is not health.blp],
+    limits.init_app(app, cfg, api=[b for b in blueprints if b is not health.blp],
                     exempt=[health.blp, metrics_view, web.init_app(app)])
+    security.init_app(app, cfg)
     if os.environ.get("BENCH_BARE_ENDPOINT") == "1":  # bench/api.py only; never in openapi.yaml
         from .bench_bare import blp as bench_bare
         app.register_blueprint(bench_bare)

@@ -37,6 +37,7 @@ STATUS: dict[str, int] = {
     "blocked": 403,
     "challenges_off": 403,
     "cursor_expired": 410,
+    "player_banned": 403,
     "challenge_not_found": 404,
     "not_found": 404,
     "method_not_allowed": 405,
@@ -93,8 +94,10 @@ class ApiError(Exception):
     """Raised by views for anything that is neither an engine nor a store error."""
 
     def __init__(self, code: str, message: str, *, status: int | None = None,
-                 errors: Any = None, headers: dict[str, str] | None = None) -> None:
+                 errors: Any = None, headers: dict[str, str] | None = None,
+                 extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
+        self.extra = extra or {}
         self.code = code
         self.message = message
         self.status = status or STATUS[code]
@@ -105,7 +108,9 @@ class ApiError(Exception):
 def error_response(status: int, code: str, message: str, errors: Any = None,
                    headers: dict[str, str] | None = None,
                    extra: dict[str, Any] | None = None) -> Response:
+    """The error body; ``extra``: fields of the code's own (a ban's ``reason`` and ``until``)."""
     body: dict[str, Any] = {"status": status, "code": code, "message": message}
+    body.update(extra or {})
     if errors is not None:
         body["errors"] = errors
     body.update(extra or {})
@@ -194,7 +199,7 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def _api(e: ApiError) -> Response:
-        return error_response(e.status, e.code, e.message, e.errors, e.headers)
+        return error_response(e.status, e.code, e.message, e.errors, e.headers, e.extra)
 
     @app.errorhandler(EngineError)
     def _engine(e: EngineError) -> Response:

@@ -14,6 +14,9 @@
   The counters' expiry is kept in whole seconds, so the wait can be up to a second longer than
   needed, never shorter.
 
+- A path no route has counts ``RATE_LIMIT`` per address of its own (``ll:rl:unknown``).
+- The admin paths (``/v1/admin/...``) count against the operator's label.
+
 Health checks, ``/metrics`` and the HTML pages are exempt. ``RATE_LIMITS=0`` turns every limit
 off (the test suite's private servers do that unless a test turns them on).
 """
@@ -27,10 +30,12 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, request
 from flask_limiter import Limiter
+from limits import parse_many
 
 from ..config import Config
 from .errors import ApiError
-from .routes.common import token_sent, verified_player
+from .routes import admin
+from .routes.common import refuse_banned, token_sent, verified_player
 
 #: endpoint -> (Config attribute holding its per-address limit, methods it applies to). A new
 #: endpoint that creates something anonymously (as registration does) belongs here.
@@ -46,7 +51,11 @@ def address_key() -> str:
 
 
 def caller_key() -> str:
-    """The verified player for a valid token, else the address (a made-up token included)."""
+    """The verified player for a valid token (an operator's label on the admin paths), else
+    the address (a made-up token included)."""
+    if request.blueprint == admin.blp.name:
+        label = admin.admin_label()
+        return "admin:" + label if label else address_key()
     pid = verified_player()
     return "p:" + pid if pid else address_key()
 
@@ -100,11 +109,35 @@ def init_app(app: Flask, cfg: Config, *, api: list[Blueprint], exempt: list[Any]
 
     @app.before_request  # after the limiter's check: a bad token has been counted by now
     def _refuse_unknown_token() -> None:
-        if request.blueprint in names and token_sent() and verified_player() is None:
+        if request.blueprint not in names or request.blueprint == admin.blp.name:
+            return  # (the admin paths check their own tokens: routes/admin.py)
+        if token_sent() and verified_player() is None:
             raise ApiError("unauthorized", "unknown token",
                            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        refuse_banned()
+
+    if cfg.rate_limits_enabled:
+        _limit_unknown_paths(app, limiter, cfg.rate_limit)
 
     return limiter
+
+
+def _limit_unknown_paths(app: Flask, limiter: Limiter, limit: str) -> None:
+    """A path no route has (flask-limiter exempts a request without an endpoint) counts
+    ``RATE_LIMIT`` per address of its own, so probing for paths is no free flood."""
+    windows = parse_many(limit)
+
+    @app.before_request
+    def _unknown_path() -> None:
+        if request.endpoint is not None:
+            return
+        key = address_key()
+        for window in windows:
+            if not limiter.limiter.hit(window, "ll:rl:unknown", key):
+                reset = limiter.limiter.get_window_stats(window, "ll:rl:unknown", key).reset_time
+                raise ApiError("rate_limited", f"too many requests for unknown paths: {window}",
+                               headers={"Retry-After": str(max(1, math.ceil(
+                                   reset - time.time())))})
 
 
 def _limits_uri(redis_url: str) -> str:

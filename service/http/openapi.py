@@ -36,7 +36,9 @@ def build_spec() -> str:
     saved = os.environ.pop("BENCH_BARE_ENDPOINT", None)
     try:
         # Never connected: redis-py and the limiter connect on first use only.
-        app = create_app(Config(redis_url="redis://127.0.0.1:6379/0"))
+        # (with an admin token, so the admin paths are documented: without one they are 404)
+        app = create_app(Config(redis_url="redis://127.0.0.1:6379/0",
+                                admin_tokens=(("docs", "x" * 32),)))
     finally:
         if saved is not None:
             os.environ["BENCH_BARE_ENDPOINT"] = saved

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import engine
 from ..store.docs import ACTIVE, WAITING, MatchDoc
+from . import shown_names
 
 PUBLIC_OPTIONS = ("ruleset", "seats", "turn_timeout_s", "timeout_policy", "max_timeouts",
                   "tokens_to_win", "two_player_setup")
@@ -64,10 +65,11 @@ def _waiting(doc: MatchDoc) -> dict[str, Any]:
 
 
 def _decorate(doc: MatchDoc, v: dict[str, Any], now: float) -> dict[str, Any]:
+    shown = shown_names.of(doc.seats, doc.names)
     for p in v["players"]:
         i = p["seat"]
         p["player_id"] = doc.seats[i]
-        p["name"] = doc.names[i]
+        p["name"] = shown[i]
     v["match_id"] = doc.id
     v["version"] = doc.version
     v["status"] = doc.status
@@ -115,7 +117,8 @@ def summary(doc: MatchDoc, pid: str | None = None) -> dict[str, Any]:
         "match_id": doc.id, "status": doc.status, "ruleset": doc.options["ruleset"],
         "seats": doc.seat_count, "players": [
             {"seat": i, "player_id": p, "name": n}
-            for i, (p, n) in enumerate(zip(doc.seats, doc.names, strict=True))
+            for i, (p, n) in enumerate(zip(doc.seats, shown_names.of(doc.seats, doc.names),
+                                           strict=True))
         ],
         "version": doc.version, "rated": doc.rated, "ladder": doc.ladder,
         "created_at": rfc3339(doc.created_at),

@@ -137,6 +137,10 @@ def resolve(r: redis.Redis, challenger: str, refs: list[str]) -> list[str]:
         if pid in ids:
             raise StoreError("duplicate_opponent", f"{ref!r} is named twice")
         ids.append(pid)
+    barred = players.banned(r, ids)  # a banned player is never challengeable
+    if barred:
+        raise StoreError("player_not_found", "banned, so not to be challenged: "
+                         + ", ".join(players.names(r, sorted(barred))))
     return ids
 
 

@@ -152,3 +152,16 @@ def match_channel(mid: str) -> str:
 
 def player_channel(pid: str) -> str:
     return f"{PREFIX}:notify:p:{pid}"
+
+
+# Accounts and moderation (store/names.py, store/audit.py, store/moderation.py)
+SHOWN_NAMES = f"{PREFIX}:names"  # hash: player id -> the name shown now, for renamed/deleted ones
+SHOWN_NAMES_GEN = f"{PREFIX}:names:gen"  # a random value, set anew on every change of SHOWN_NAMES
+AUDIT = f"{PREFIX}:audit"  # stream: every admin action, oldest first
+
+
+def ladder_season(name: str) -> str:
+    """Ladder ``name``'s season record (hash: season number, when it started, and the start of
+    every earlier season as JSON)."""
+    return ladder(name, "season")
+

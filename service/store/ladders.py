@@ -333,6 +333,8 @@ def leaderboard(r: redis.Redis, lad: LadderConfig, now: float | None = None
     raw = r.hgetall(_k(lad.name, "players"))
     entered = set(replies.texts(r.zrange(_k(lad.name, "entries"), 0, -1)))
     pids = sorted(set(replies.texts(raw)) | entered)
+    gone = players.hidden(r, pids)  # banned players and deleted accounts show nowhere
+    pids = [p for p in pids if p not in gone]
     if not pids:
         return []
     pipe = r.pipeline(transaction=False)
@@ -373,7 +375,7 @@ def standing(r: redis.Redis, lad: LadderConfig, pid: str,
     pipe.hget(_k(lad.name, "players"), pid)
     pipe.lrange(_k(lad.name, f"h:{pid}"), 0, limit - 1)
     raw, hist = pipe.execute()
-    if raw is None:
+    if raw is None and not hist:  # (history without a record: a new season, not played yet)
         return None
     rec = Record.from_json(raw, lad.seats)
     return {"rating": rec.rating, "mu": rec.mu, "sigma": rec.sigma, "games": rec.games,

@@ -69,6 +69,8 @@ def online(r: redis.Redis, ladders: Iterable[LadderConfig], *, window_s: float,
         for pid in present_entries(r, lad, now):
             row = rows.setdefault(pid, {"id": pid, "ladders": [], "accepts_challenges": False})
             row["ladders"].append(lad.name)
+    for pid in players.hidden(r, list(rows), now):  # a banned player's poll still waiting
+        del rows[pid]
     if not rows:
         return []
     pids = list(rows)

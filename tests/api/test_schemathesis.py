@@ -114,7 +114,8 @@ def live() -> Iterator[Live]:
     # not leak into other modules' data on the session's Redis.
     # (no cap on open challenges: every challenge_id case below makes a fresh one)
     with RedisProcess() as redis_proc, running_server(
-            redis_proc.url, env={"CHALLENGE_MAX_OPEN": "1000000"}) as server:
+            redis_proc.url, env={"CHALLENGE_MAX_OPEN": "1000000",
+                                 "ADMIN_TOKEN": "fuzz:" + ADMIN_TOKEN}) as server:
         api = Api(server.url)
         me, other = api.register("fuzz"), api.register("fuzzed")
         waiting = api.create(me, seats=3, ruleset="2019", **NO_TIMEOUTS)["match_id"]
@@ -131,6 +132,31 @@ def live() -> Iterator[Live]:
             if ladders.status_code == 200 and isinstance(ladders.json(), dict) else []
         api.close()
         yield Live(server, me, other, waiting, active, finished, names[0] if names else None)
+
+
+#: the live server's operator token (the admin paths exist only with one)
+ADMIN_TOKEN = "f" * 32
+#: operations that end the caller's token (a new token, a deleted account): each fuzzed call
+#: gets a player of its own, so the fuzzing player's token stays valid
+SPENDS_THE_TOKEN = {("POST", "/v1/me/token"), ("DELETE", "/v1/me")}
+
+
+def _throwaway(live: Live) -> Player:
+    api = Api(live.server.url)
+    try:
+        return api.register("fuzzacct")
+    finally:
+        api.close()
+
+
+def _token_for(case: Any, live: Live) -> str:
+    """The admin token on the admin paths, a new player's where the call spends its token,
+    else the fuzzing player's."""
+    if case.operation.path.startswith("/v1/admin/"):
+        return ADMIN_TOKEN
+    if (case.method.upper(), case.operation.path) in SPENDS_THE_TOKEN:
+        return _throwaway(live).token
+    return live.player.token
 
 
 if SPEC.exists():
@@ -203,7 +229,11 @@ def _use_real_ids(case: Any, live: Live) -> None:
             live, mine=case.operation.path.endswith("/cancel"))
     if an_id("match_id", keys.MATCH_ID_PATTERN) and turn:
         params["match_id"] = (live.waiting, live.active, live.finished, live.active)[turn - 1]
-    if an_id("player_id", keys.PLAYER_ID_PATTERN) and turn % 2:
+    if an_id("player_id", keys.PLAYER_ID_PATTERN) and case.operation.path.startswith(
+            "/v1/admin/"):
+        if turn % 2:  # a player of its own: a ban or rename must not hit the fuzzing players
+            params["player_id"] = _throwaway(live).id
+    elif an_id("player_id", keys.PLAYER_ID_PATTERN) and turn % 2:
         params["player_id"] = (live.player.id, live.other.id)[turn % 4 // 2]
     if "name" in params and turn % 2 and live.ladder:
         params["name"] = live.ladder
@@ -223,7 +253,7 @@ def test_api_conforms_to_its_schema(case: Any, live: Live) -> None:
     _use_real_ids(case, live)
     _bounded_waits(case)
     case.call_and_validate(base_url=live.server.url, checks=CHECKS, timeout=20,
-                           auth=BearerAuth(live.player.token))
+                           auth=BearerAuth(_token_for(case, live)))
 
 
 # --------------------------------------------------------------------------- authentication

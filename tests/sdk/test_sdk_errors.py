@@ -229,6 +229,17 @@ def test_server_errors_when_redis_is_gone(anon: Client) -> None:
             slow.ready()
 
 
+def test_banned_player(anon: Client, redis_server: Any) -> None:
+    from service.store import moderation
+
+    c = player(anon)
+    r = redis_server.client()
+    moderation.ban(r, c.me.get().id, reason="abuse", until=None, by="test", ladders=[])
+    r.close()
+    e = expect(errors.PlayerBanned, "player_banned", c.me.get)
+    assert isinstance(e, errors.PlayerBanned) and e.reason == "abuse"
+
+
 def test_every_reachable_code_was_reached() -> None:
     """Run last in this module: every code of service/http/errors.py was provoked above, except
     unsupported_media_type (no route answers it) and internal_error (only a bug answers it)."""

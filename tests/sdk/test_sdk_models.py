@@ -107,7 +107,7 @@ def test_every_api_error_code_maps_to_its_exception() -> None:
         "player_not_found": errors.PlayerNotFound, "challenge_self": errors.ChallengeSelf,
         "duplicate_opponent": errors.DuplicateOpponent,
         "not_challenged": errors.NotChallenged, "not_challenger": errors.NotChallenger,
-        "ladder_bots_only": errors.LadderBotsOnly,
+        "ladder_bots_only": errors.LadderBotsOnly, "player_banned": errors.PlayerBanned,
         "challenge_not_found": errors.ChallengeNotFound,
         "challenge_closed": errors.ChallengeClosed, "challenge_expired": errors.ChallengeExpired,
         "already_challenged": errors.AlreadyChallenged,

@@ -137,7 +137,8 @@ def error_of(resp: requests.Response) -> dict[str, Any]:
     assert body.get("status") == resp.status_code, (resp.status_code, body)
     assert isinstance(body.get("code"), str) and body["code"], body
     assert isinstance(body.get("message"), str) and body["message"], body
-    assert set(body) <= {"status", "code", "message", "errors", "rule"}, body
+    # (reason and until: a ban's, on player_banned)
+    assert set(body) <= {"status", "code", "message", "errors", "rule", "reason", "until"}, body
     cited = re.search(r"\((R\d{1,2}[a-z]?)\)", body["message"])
     assert body.get("rule") == (f"/rules#{cited.group(1)}" if cited else None), body
     return body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from typing import Any
 
 import marshmallow as ma
@@ -15,6 +16,7 @@ from ...config import Config
 from ...realtime.notify import Notifier
 from ...store import players
 from ..errors import ApiError
+from ..views import rfc3339
 
 
 class ErrorSchema(ma.Schema):
@@ -29,6 +31,9 @@ class ErrorSchema(ma.Schema):
     oldest_cursor = ma.fields.String(metadata={
         "description": "with cursor_expired (410): resync from GET /v1/me/matches, then go on "
                        "from this cursor"})
+    reason = ma.fields.String(metadata={"description": "player_banned: why"})
+    until = ma.fields.String(allow_none=True, metadata={
+        "description": "player_banned: when the ban ends (RFC 3339), null: until lifted"})
 
 
 def store() -> redis.Redis:
@@ -78,18 +83,39 @@ def token_sent() -> bool:
     return bearer_token() is not None
 
 
+#: ``BENCH_TOKEN_CHECK=0`` (bench/api.py's baseline only, never in production): a token this
+#: process has seen is taken on trust, so the benchmark can measure what the check costs
+_TOKEN_CHECK = os.environ.get("BENCH_TOKEN_CHECK", "1") != "0"
+
+
 def verified_player() -> str | None:
     """The player whose token the request carries; None without a token or with one nobody has.
-    Looked up once per request (the rate limiter's key and the views share it)."""
+    Checked against Redis once per request (the rate limiter's key and the views share it): a
+    rotated, deleted or banned token is refused on every process from the very next request."""
     if "ll_player" not in g:
         token = bearer_token()
-        g.ll_player = players.authenticate(store(), token) if token else None
+        got = players.access(store(), token, check=_TOKEN_CHECK) if token else None
+        g.ll_player = got.player if got else None
+        g.ll_ban = got.ban if got else None
+        if got is not None and got.names_gen is not None:
+            g.ll_names_gen = got.names_gen  # read with the token: shown_names.py
     return g.ll_player  # type: ignore[no-any-return]
+
+
+def refuse_banned() -> None:
+    """403 ``player_banned`` (with the reason and until when) for a banned player's token."""
+    if verified_player() is not None and g.ll_ban is not None:
+        ban = g.ll_ban
+        until = ban.get("until")
+        raise ApiError("player_banned", f"this player is banned: {ban['reason']}",
+                       extra={"reason": ban["reason"],
+                              "until": None if until is None else rfc3339(float(until))})
 
 
 def current_player(required: bool = True) -> str | None:
     """The caller's player id from ``Authorization: Bearer <token>``."""
     pid = verified_player()
+    refuse_banned()
     if pid is None and token_sent():
         raise ApiError("unauthorized", "unknown token",
                        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})

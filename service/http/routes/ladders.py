@@ -10,7 +10,7 @@ from flask.views import MethodView
 from marshmallow import fields as f
 
 from ...config import LadderConfig
-from ...store import ladders
+from ...store import ladders, moderation
 from ..errors import ApiError
 from ..params import Blueprint
 from .common import (
@@ -91,6 +91,10 @@ class RowSchema(ma.Schema):
 
 class LeaderboardSchema(LadderSchema):
     leaderboard = f.List(f.Nested(RowSchema), required=True)
+    season = f.Integer(metadata={"description": "1, then one more at each reset by an operator "
+                                                "(ratings back to the prior)"})
+    season_started_at = f.Float(allow_none=True, metadata={
+        "description": "when this season started (epoch s); null for season 1"})
 
 
 class EntrySchema(ma.Schema):
@@ -137,7 +141,9 @@ class Ladder(MethodView):
         """The leaderboard, best conservative rating (mu - 3 sigma) first."""
         lad = _ladder(name)
         d = lad.to_dict()
-        d.update(leaderboard=ladders.leaderboard(store(), lad))
+        season = moderation.season(store(), lad)
+        d.update(leaderboard=ladders.leaderboard(store(), lad), season=season["season"],
+                 season_started_at=season["started_at"])
         return json_response(d)
 
 

@@ -10,7 +10,7 @@ from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...store import aborts, ladders, matches, players, presence
+from ...store import aborts, ladders, matches, moderation, players, presence
 from ..params import Blueprint
 from ..views import summary
 from .common import (
@@ -74,7 +74,9 @@ class ProfileSchema(ma.Schema):
     kind = f.String(required=True, metadata={"description": "bot or human"})
     created_at = f.Float()
     recent_matches = f.List(f.Dict())
-    ratings = f.Dict()
+    ratings = f.Dict(metadata={
+        "description": "ladder -> rating, season (the current one) and history (newest first, "
+                       "each rated match with the season it counted for)"})
     presence = f.Nested(PresenceSchema, metadata={
         "description": "online (polled within ONLINE_WINDOW_S, a waiting long-poll included) "
                        "or away"})
@@ -149,6 +151,11 @@ class Player(MethodView):
         for lad in current_app.extensions["ladders"].values():
             standing = ladders.standing(r, lad, player_id)
             if standing is not None:
+                # each rated match marked with its season (a reset starts a new one)
+                season = moderation.season(r, lad)
+                standing["season"] = season["season"]
+                for h in standing["history"]:
+                    h["season"] = moderation.season_of(season, float(h["at"]))
                 profile["ratings"][lad.name] = standing
             entry = ladders.entry_status(r, lad, player_id)
             if standing is not None or entry["entered"] or entry["benched"]:

@@ -96,6 +96,21 @@
     } catch (e) { showError($("you-error"), e.status === 401 ? new Error("That token is not known here.") : e); }
   });
 
+  // A leaked token: the server issues a new one and refuses the old one from its next request
+  // on. Sent once (tries: 1): a repeat would carry the token just revoked.
+  $("token-rotate").addEventListener("click", async () => {
+    if (!confirm("Get a new token? The current one stops working at once, for bots using it too.")) return;
+    showError($("you-error"), null);
+    try {
+      const { data } = await S.call("POST", "/v1/me/token", { tries: 1 });
+      S.save(data);
+      renderYou();
+      $("token-value").textContent = data.token;
+      $("token-once").hidden = false;
+      $("token-done").focus();
+    } catch (e) { showError($("you-error"), e); }
+  });
+
   $("forget").addEventListener("click", () => {
     if (!confirm("Forget your token on this browser? Without a copy of it you cannot play as this player again.")) return;
     S.forget();
