@@ -16,10 +16,10 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
+from ..routes import BLUEPRINTS, health
+from ..routes.common import ErrorSchema
 from ..store import cluster
 from . import errors, limits, metrics, params, requestlog, web
-from .routes import BLUEPRINTS, health
-from .routes.common import ErrorSchema
 
 API_TITLE = "Love Letter Arena"
 API_VERSION = "v1"

@@ -29,8 +29,8 @@ from flask import Blueprint, Flask, Response, request
 from flask_limiter import Limiter
 
 from ..config import Config
+from ..routes.common import token_sent, verified_player
 from .errors import ApiError
-from .routes.common import token_sent, verified_player
 
 #: endpoint -> (Config attribute holding its per-address limit, methods it applies to). A new
 #: endpoint that creates something anonymously (as registration does) belongs here.

@@ -54,7 +54,7 @@ def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
     """Queue the inbox entries and wake-ups of a change (inside the change's MULTI)."""
     for pid, notice in notices(doc, old_status):
         k = key(pid)
-        # (orjson: about 0.3 us a notice against 4.5 with json.dumps, on every action)
+        # (orjson: several times faster than json.dumps, and this runs on every action)
         pipe.xadd(k, {"n": orjson.dumps(notice)}, maxlen=MAXLEN, approximate=True)
         if notice["type"] != "your_turn":  # every match starts and ends: enough to refresh
             pipe.expire(k, TTL_S)

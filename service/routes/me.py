@@ -10,10 +10,10 @@ from flask import request
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...realtime import longpoll
-from ...store import challenges, inbox, matches, players, presence
-from ..params import Blueprint, QueryFloat
-from ..views import player_view, summary
+from ..http.params import Blueprint, QueryFloat
+from ..http.views import player_view, summary
+from ..realtime import longpoll
+from ..store import challenges, inbox, matches, players, presence
 from .challenges import ChallengeListSchema
 from .common import (
     AUTH,

@@ -10,14 +10,10 @@ from flask.views import MethodView
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
-from ...engine.catalog import OPTION_BOUNDS
-from ...realtime import longpoll
-from ...store import keys, matches, presence
-from ...store.docs import MatchDoc
-from ...store.errors import StoreError
-from ..errors import ApiError
-from ..params import (
+from ..engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
+from ..engine.catalog import OPTION_BOUNDS
+from ..http.errors import ApiError
+from ..http.params import (
     ANY,
     MAX_INT,
     Blueprint,
@@ -28,7 +24,11 @@ from ..params import (
     if_none_match,
     plain_body_first,
 )
-from ..views import event_list, player_view, public_view, summary
+from ..http.views import event_list, player_view, public_view, summary
+from ..realtime import longpoll
+from ..store import keys, matches, presence
+from ..store.docs import MatchDoc
+from ..store.errors import StoreError
 from .common import (
     AUTH,
     E400,

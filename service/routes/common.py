@@ -11,10 +11,10 @@ import orjson
 import redis
 from flask import Response, current_app, g, request
 
-from ...config import Config
-from ...realtime.notify import Notifier
-from ...store import players
-from ..errors import ApiError
+from ..config import Config
+from ..http.errors import ApiError
+from ..realtime.notify import Notifier
+from ..store import players
 
 
 class ErrorSchema(ma.Schema):

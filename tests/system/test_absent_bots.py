@@ -11,7 +11,7 @@ workers, the deadline worker, the cron process forming ladder matches every seco
   absent bot is benched until it polls again.
 
 The rules themselves (what aborts, what still counts) are tested on the store in
-tests/ladder/test_abort_rule.py (store level)."""
+tests/store/test_abort_rule.py (store level)."""
 
 from __future__ import annotations
 

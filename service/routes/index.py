@@ -13,7 +13,7 @@ from typing import Any
 from flask import current_app, request
 from flask.views import MethodView
 
-from ..params import Blueprint
+from ..http.params import Blueprint
 from .common import json_response
 
 blp = Blueprint("index", __name__, url_prefix="",
