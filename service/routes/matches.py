@@ -316,7 +316,9 @@ class Events(MethodView):
     def get(self, args: dict[str, Any], match_id: str) -> Any:
         """The event log the caller may see (all of it once the match has ended)."""
         pid = current_player(required=False)
-        doc = _doc(match_id)
+        # (the log is read from the first event asked for on)
+        doc = matches.get(store(), match_id, deadline_jobs=deadline_jobs(),
+                          events_from=args["after"] + 1)
         seat = doc.seat_of(pid) if pid else None
         evs = event_list(doc, seat, args["after"])
         return json_response({"match_id": doc.id, "version": doc.version, "events": evs,

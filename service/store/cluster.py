@@ -374,6 +374,71 @@ class SlotPipeline(ClusterPipeline):
         return results
 
 
+def split(r: Any, home_key: str, ops: list[tuple[Any, ...]]) -> tuple[
+        list[tuple[Any, ...]], list[list[Any]], str | None]:
+    """The commands of a change that commits in the slot of ``home_key`` (a match's script,
+    ``store/matches.py``), split: those of that slot, to run in the commit, with the ``SET`` of
+    an outbox holding the others; the others (effects, as :func:`apply` takes them; a
+    ``PUBLISH`` becomes a sharded ``SPUBLISH``); and the outbox's key (None: no effects)."""
+    home = int(r.keyslot(home_key))
+    local: list[tuple[Any, ...]] = []
+    effects: list[list[Any]] = []
+    for op in ops:
+        name = str(op[0]).upper()
+        if name == "PUBLISH":
+            ch = _text(op[1])
+            effects.append(["SPUBLISH", keys.shard_channel(ch), ch])
+        elif int(r.keyslot(op[1])) == home:
+            local.append(op)
+        else:
+            effects.append(_enc(op))
+    box = None
+    if effects:
+        box = f"{OUTBOX_PREFIX}{{{_tag(home_key)}}}:{secrets.token_hex(8)}"
+        local.append(("SET", box, json.dumps({"at": time.time(), "ops": effects}),
+                      "EX", OUTBOX_TTL_S))
+    return local, effects, box
+
+
+def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> bool:
+    """Run a commit script (redis-py's ``Script``: EVALSHA); whether it replied 1. On a
+    cluster that asks for ``wait_replicas``, the script and a ``WAIT`` go to the slot's master
+    on one connection (a pipeline), so that the change is on that many replicas before it
+    counts as done: a failover can't lose it."""
+    wait = getattr(r, "wait_replicas", 0) if is_cluster(r) else 0
+    if not wait:
+        return bool(script(keys=names, args=args))
+    node = r.get_node_from_key(names[0])
+    for attempt in (0, 1):
+        pipe = r.pipeline(transaction=False)
+        pipe.evalsha(script.sha, len(names), *names, *args)
+        pipe.execute_command("WAIT", wait, r.wait_timeout_ms, target_nodes=node)
+        try:
+            done, acked = pipe.execute()
+        except redis.exceptions.NoScriptError:
+            if attempt:
+                raise
+            r.script_load(script.script)
+            continue
+        if int(done) and int(acked) < wait:
+            raise redis.ConnectionError(
+                f"the change reached {acked} of {wait} replicas within "
+                f"{r.wait_timeout_ms} ms: not acknowledged")
+        return bool(int(done))
+    return False  # pragma: no cover - the loop returns or raises
+
+
+def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
+    """Apply a committed change's effects and delete its outbox; if that fails, the repair pass
+    applies the outbox later."""
+    try:
+        apply(r, effects)
+        if box is not None:
+            r.delete(box)
+    except redis.RedisError as exc:  # committed: the repair pass applies the outbox
+        log.warning("effects of a committed change left to the repair pass: %s", exc)
+
+
 def apply(r: Cluster, effects: list[list[Any]]) -> None:
     """Send the effects of an outbox (one pipelined round trip per node)."""
     plain = r.plain_pipeline()

@@ -12,6 +12,7 @@ import redis
 from redis.client import Pipeline
 
 from . import keys, replies
+from .commit import Commit
 from .docs import ACTIVE, FINISHED, MatchDoc
 
 MAXLEN = 1000
@@ -50,8 +51,8 @@ def notices(doc: MatchDoc, old_status: str | None) -> list[tuple[str, dict[str, 
     return out
 
 
-def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
-    """Queue the inbox entries and wake-ups of a change (inside the change's MULTI)."""
+def queue(pipe: Pipeline | Commit, doc: MatchDoc, old_status: str | None) -> None:
+    """Queue the inbox entries and wake-ups of a change (in the change's commit)."""
     for pid, notice in notices(doc, old_status):
         k = key(pid)
         # (orjson: several times faster than json.dumps, and this runs on every action)
