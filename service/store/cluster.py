@@ -388,7 +388,7 @@ def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> boo
     counts as done: a failover can't lose it."""
     wait = getattr(r, "wait_replicas", 0) if is_cluster(r) else 0
     if not wait:
-        return bool(script(keys=names, args=args))
+        return bool(script(keys=names, args=args, client=r))
     node = r.get_node_from_key(names[0])
     for attempt in (0, 1):
         pipe = r.pipeline(transaction=False)

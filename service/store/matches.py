@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import orjson
 import redis
 from redis.client import Pipeline
+from redis.commands.core import Script
 
 from .. import engine
 from ..engine import EngineError
@@ -126,17 +127,20 @@ if err then return err end
 return 1
 """
 
-_scripts: dict[int, tuple[Any, Any]] = {}
+_scripts: dict[str, Script] = {}
 
 
-def _script(r: redis.Redis, source: str) -> Any:
-    """``source`` registered on ``r`` (redis-py's ``register_script``: EVALSHA, and SCRIPT LOAD
-    again when Redis lost it), once per client."""
-    got = _scripts.get(id(r))
-    if got is None or got[0] is not r:
-        got = (r, {_READ: r.register_script(_READ), _COMMIT: r.register_script(_COMMIT)})
-        _scripts[id(r)] = got
-    return got[1][source]
+def _script(r: redis.Redis, source: str) -> Script:
+    """``source`` as a redis-py ``Script`` (``register_script``: EVALSHA, and SCRIPT LOAD again
+    when a Redis lost it); one per source, called with the client at hand."""
+    got = _scripts.get(source)
+    if got is None:
+        got = _scripts[source] = r.register_script(source)
+    return got
+
+
+def _run(r: redis.Redis, source: str, names: list[str], args: list[Any]) -> Any:
+    return _script(r, source)(keys=names, args=args, client=r)
 
 
 def _read(r: redis.Redis, mid: str, *, events_from: int = -1,
@@ -144,7 +148,7 @@ def _read(r: redis.Redis, mid: str, *, events_from: int = -1,
     """The document with its log from seq ``events_from`` (-1: the round in play; never later
     than that), and the value of the key ``idem`` (None when not asked or not set)."""
     names = [keys.match(mid), keys.match_events(mid)] + ([idem] if idem else [])
-    out = _script(r, _READ)(keys=names, args=[events_from])
+    out = _run(r, _READ, names, [events_from])
     if out is None:
         raise StoreError("not_found", f"no match {mid!r}")
     first = int(out[1])
@@ -284,7 +288,9 @@ def _jobs(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs: 
 def _write(c: Commit, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
     """Record a change of ``doc`` (its document and new events go in by :func:`_commit`)."""
     _effects(c, doc, old_status)
-    c.jobs.append(lambda pipe: _jobs(pipe, doc, old_status, deadline_jobs))
+    if (deadline_jobs and doc.status == ACTIVE and doc.deadline is not None) or (
+            doc.ladder and doc.status == FINISHED and old_status != FINISHED):
+        c.jobs.append(lambda pipe: _jobs(pipe, doc, old_status, deadline_jobs))
 
 
 def _store_new(pipe: Pipeline, doc: MatchDoc, deadline_jobs: bool) -> None:
@@ -638,13 +644,22 @@ def list_ids(r: redis.Redis, *, status: str | None = None, player: str | None = 
         pos += len(chunk)
 
 
-def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True) -> list[MatchDoc]:
+def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True,
+              views: bool = False) -> list[MatchDoc]:
     """The matches (missing ones left out), each with its due timeouts applied first (as
-    :func:`get`), so that lists never show a stale turn."""
+    :func:`get`), so that lists never show a stale turn. A list shows no events: only with
+    ``views`` is each read with the round in play (a read each), as a view needs."""
     if not ids:
         return []
-    # (the documents only: a list shows no events)
-    docs = [MatchDoc.from_json(raw) for raw in _docs(r, ids) if raw is not None]
+    if views:
+        docs = []
+        for m in ids:
+            try:
+                docs.append(_read(r, m)[0])
+            except StoreError:
+                continue  # gone meanwhile
+    else:
+        docs = [MatchDoc.from_json(raw) for raw in _docs(r, ids) if raw is not None]
     now = time.time()
     clk = clock.current(r)
     return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, clk, now)
