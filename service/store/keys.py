@@ -30,7 +30,7 @@ def new_match_id() -> str:
 
 def match(mid: str) -> str:
     """The match document (a hash): ``doc`` the options, seats, status, deadline and engine state
-    but its event log; ``v`` the version (what a commit compares); ``rs`` the seq of the first
+    but its event log (zlib-compressed JSON: ``MatchDoc.to_stored``); ``v`` the version (what a commit compares); ``rs`` the seq of the first
     event of the round in play (where a view starts reading the log)."""
     return f"{PREFIX}:m:{{{mid}}}:state"
 

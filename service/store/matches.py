@@ -20,7 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,12 +32,13 @@ from redis.client import Pipeline
 from redis.commands.core import Script
 
 from .. import engine
-from ..engine import EngineError
+from ..engine import EngineError, Event
 from . import clock, cluster, deadlines, inbox, keys, players, queues, replies
 from .commit import Commit
 from .docs import (
     ACTIVE,
     CHOSEN_KEY,
+    ELIDED,
     FINISHED,
     FIXABLE_OPTIONS,
     WAITING,
@@ -91,16 +94,22 @@ def _refresh(doc: MatchDoc, clk: clock.Clock, now: float) -> MatchDoc:
 
 
 #: the document and the log from seq ARGV[1] (the round in play when that is negative or
-#: later), and the value of KEYS[3] when given (an action's idempotency record): one round trip,
-#: one snapshot. Replies [doc, first seq read, [events...], record] or nil (no such match).
+#: later), less the events [ARGV[2], ARGV[3]) this process already holds (see :data:`_known`),
+#: and the value of KEYS[3] when given (an action's idempotency record): one round trip, one
+#: snapshot. Replies [doc, first seq, first seq sent, [events sent...], record] or nil.
 _READ = """
 local h = redis.call('HMGET', KEYS[1], 'doc', 'rs')
 if not h[1] then return false end
 local rs = tonumber(h[2])
 local from = tonumber(ARGV[1])
 if from < 0 or from > rs then from = rs end
-local out = {h[1], from, redis.call('LRANGE', KEYS[2], from, -1)}
-if KEYS[3] then out[4] = redis.call('GET', KEYS[3]) end
+local start = from
+local have_from, have_to = tonumber(ARGV[2]), tonumber(ARGV[3])
+if have_from <= from and have_to > from and have_to <= redis.call('LLEN', KEYS[2]) then
+  start = have_to
+end
+local out = {h[1], from, start, redis.call('LRANGE', KEYS[2], start, -1)}
+if KEYS[3] then out[5] = redis.call('GET', KEYS[3]) end
 return out
 """
 
@@ -143,17 +152,48 @@ def _run(r: redis.Redis, source: str, names: list[str], args: list[Any]) -> Any:
     return _script(r, source)(keys=names, args=args, client=r)
 
 
+#: The events of the round in play of the matches this process read or wrote last, by match:
+#: (seq of the first, the events). A match's log only grows and an event never changes, so a
+#: read asks Redis only for the events after those (an action mostly needs the few its
+#: opponents added: the round's events are about a third of the bytes of an action otherwise,
+#: ``bench/scale.py``); :data:`_READ` checks the log still holds them all.
+_known: OrderedDict[str, tuple[int, list[Event]]] = OrderedDict()
+_known_lock = threading.Lock()
+KNOWN_MATCHES = 2048
+
+
+def _remember(doc: MatchDoc) -> None:
+    state = doc.state
+    if state is None:
+        return
+    rs = state.round_start_seq
+    events = state.events[rs:]
+    if any(e is ELIDED for e in events):
+        return
+    with _known_lock:
+        _known[doc.id] = (rs, events)
+        _known.move_to_end(doc.id)
+        while len(_known) > KNOWN_MATCHES:
+            _known.popitem(last=False)
+
+
 def _read(r: redis.Redis, mid: str, *, events_from: int = -1,
           idem: str | None = None) -> tuple[MatchDoc, Any]:
     """The document with its log from seq ``events_from`` (-1: the round in play; never later
     than that), and the value of the key ``idem`` (None when not asked or not set)."""
     names = [keys.match(mid), keys.match_events(mid)] + ([idem] if idem else [])
-    out = _run(r, _READ, names, [events_from])
+    with _known_lock:
+        have_from, have = _known.get(mid, (0, []))
+    out = _run(r, _READ, names, [events_from, have_from, have_from + len(have)])
     if out is None:
         raise StoreError("not_found", f"no match {mid!r}")
-    first = int(out[1])
-    doc = MatchDoc.from_json(out[0], [event_from_json(e) for e in out[2]], first)
-    return doc, (out[3] if idem and len(out) > 3 else None)
+    first, start = int(out[1]), int(out[2])
+    events = [event_from_json(e) for e in out[3]]
+    if start > first:
+        events = have[first - have_from:] + events
+    doc = MatchDoc.from_stored(out[0], events, first)
+    _remember(doc)
+    return doc, (out[4] if idem and len(out) > 4 else None)
 
 
 def load(r: redis.Redis, mid: str, *, events_from: int = 0) -> MatchDoc:
@@ -298,7 +338,7 @@ def _store_new(pipe: Pipeline, doc: MatchDoc, deadline_jobs: bool) -> None:
     state = doc.state
     pipe.hset(keys.match(doc.id), mapping={
         "v": doc.version, "rs": 0 if state is None else state.round_start_seq,
-        "doc": doc.to_json()})
+        "doc": doc.to_stored()})
     if state is not None and state.events:
         pipe.rpush(keys.match_events(doc.id), *map(event_json, state.events))
     _effects(pipe, doc, None)
@@ -315,7 +355,7 @@ def _commit(r: redis.Redis, doc: MatchDoc, read_version: int, read_events: int,
     state = doc.state
     new = [] if state is None else state.events[read_events:]
     args: list[Any] = [read_version, doc.version, 0 if state is None else state.round_start_seq,
-                       doc.to_json(), len(new), *map(event_json, new)]
+                       doc.to_stored(), len(new), *map(event_json, new)]
     names = [keys.match(mid), keys.match_events(mid)]
     effects: list[list[Any]] = []
     ops = c.ops
@@ -354,6 +394,7 @@ def _transact(r: redis.Redis, mid: str, change: Callable[[Commit, MatchDoc, Any]
     if not _commit(r, doc, version, count, c):
         raise StoreError("version_conflict", "the match changed while this request was "
                          "applied; read the view again")
+    _remember(doc)
     if c.error is not None:
         raise c.error
     return result
@@ -659,7 +700,7 @@ def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True,
             except StoreError:
                 continue  # gone meanwhile
     else:
-        docs = [MatchDoc.from_json(raw) for raw in _docs(r, ids) if raw is not None]
+        docs = [MatchDoc.from_stored(raw) for raw in _docs(r, ids) if raw is not None]
     now = time.time()
     clk = clock.current(r)
     return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, clk, now)
@@ -691,7 +732,7 @@ def reconcile_status_indexes(r: redis.Redis, *, batch: int = 500) -> int:
             chunk = ids[start:start + batch]
             raws = _docs(r, chunk)
             stale = [m for m, raw in zip(chunk, raws, strict=True)
-                     if raw is not None and MatchDoc.from_json(raw).status != status]
+                     if raw is not None and MatchDoc.from_stored(raw).status != status]
             if stale:
                 dropped += int(r.zrem(key, *stale))
     return dropped

@@ -66,7 +66,7 @@ def match_events(r: redis.Redis) -> int:
                 pipe.delete(key, keys.match_events(mid))
                 pipe.hset(key, mapping={
                     "v": doc.version, "rs": 0 if state is None else state.round_start_seq,
-                    "doc": doc.to_json()})
+                    "doc": doc.to_stored()})
                 if state is not None and state.events:
                     pipe.rpush(keys.match_events(mid), *map(event_json, state.events))
                 pipe.execute()

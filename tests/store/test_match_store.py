@@ -283,4 +283,4 @@ def test_expire_for_a_stale_version_changes_nothing(redis_db: redis.Redis) -> No
     got = matches.expire(redis_db, doc.id, now=doc.deadline + 1, version=doc.version,
                          deadline_jobs=False)
     assert got.version == moved.version
-    assert redis_db.hget(keys.match(doc.id), "doc") == moved.to_json()
+    assert redis_db.hget(keys.match(doc.id), "doc") == moved.to_stored()

@@ -108,7 +108,7 @@ class WholeStack:
         """The ladder's matches (those of ``pid`` only, when given), oldest first, as stored."""
         ids = [m.decode() for m in self.r.zrange(
             keys.ALL_MATCHES if pid is None else keys.player_matches(pid), 0, -1)]
-        docs = [MatchDoc.from_json(raw) for raw in (
+        docs = [MatchDoc.from_stored(raw) for raw in (
             self.r.hget(keys.match(m), "doc") for m in ids) if raw is not None]
         return sorted((d for d in docs if d.ladder == ladder), key=lambda d: d.created_at)
 
