@@ -392,7 +392,7 @@ def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> boo
     node = r.get_node_from_key(names[0])
     for attempt in (0, 1):
         pipe = r.pipeline(transaction=False)
-        pipe.evalsha(script.sha, len(names), *names, *args)
+        pipe.execute_command("EVALSHA", script.sha, len(names), *names, *args)
         pipe.execute_command("WAIT", wait, r.wait_timeout_ms, target_nodes=node)
         try:
             done, acked = pipe.execute()
