@@ -94,8 +94,10 @@ def _refresh(doc: MatchDoc, clk: clock.Clock, now: float) -> MatchDoc:
 
 
 #: the document and the log from seq ARGV[1] (the round in play when that is negative or
-#: later), less the events [ARGV[2], ARGV[3]) this process already holds (see :data:`_known`),
-#: and the value of KEYS[3] when given (an action's idempotency record): one round trip, one
+#: later), less the events [ARGV[2], ARGV[3]) this process already holds (see :data:`_known`;
+#: ARGV[4]: the last of them, which the log must hold at its place: a log that is shorter, or
+#: that went another way after a failover lost writes, is read in full), and the value of
+#: KEYS[3] when given (an action's idempotency record): one round trip, one
 #: snapshot. Replies [doc, first seq, first seq sent, [events sent...], record] or nil.
 _READ = """
 local h = redis.call('HMGET', KEYS[1], 'doc', 'rs')
@@ -105,7 +107,8 @@ local from = tonumber(ARGV[1])
 if from < 0 or from > rs then from = rs end
 local start = from
 local have_from, have_to = tonumber(ARGV[2]), tonumber(ARGV[3])
-if have_from <= from and have_to > from and have_to <= redis.call('LLEN', KEYS[2]) then
+if have_from <= from and have_to > from and
+    redis.call('LINDEX', KEYS[2], have_to - 1) == ARGV[4] then
   start = have_to
 end
 local out = {h[1], from, start, redis.call('LRANGE', KEYS[2], start, -1)}
@@ -156,7 +159,7 @@ def _run(r: redis.Redis, source: str, names: list[str], args: list[Any]) -> Any:
 #: (seq of the first, the events). A match's log only grows and an event never changes, so a
 #: read asks Redis only for the events after those (an action mostly needs the few its
 #: opponents added: the round's events are about a third of the bytes of an action otherwise,
-#: ``bench/scale.py``); :data:`_READ` checks the log still holds them all.
+#: ``bench/scale.py``); :data:`_READ` checks the log still holds the last of them.
 _known: OrderedDict[str, tuple[int, list[Event]]] = OrderedDict()
 _known_lock = threading.Lock()
 KNOWN_MATCHES = 2048
@@ -184,7 +187,8 @@ def _read(r: redis.Redis, mid: str, *, events_from: int = -1,
     names = [keys.match(mid), keys.match_events(mid)] + ([idem] if idem else [])
     with _known_lock:
         have_from, have = _known.get(mid, (0, []))
-    out = _run(r, _READ, names, [events_from, have_from, have_from + len(have)])
+    last = event_json(have[-1]) if have else b""
+    out = _run(r, _READ, names, [events_from, have_from, have_from + len(have), last])
     if out is None:
         raise StoreError("not_found", f"no match {mid!r}")
     first, start = int(out[1]), int(out[2])

@@ -334,8 +334,9 @@ def test_a_view_reads_the_round_in_play_and_events_the_range_asked(
 def test_events_this_process_holds_are_not_read_again_unless_the_log_disagrees(
         redis_db: redis.Redis) -> None:
     """The per-process copy of a round's events (``matches._known``) is only a shortcut: a
-    read with an old copy, a copy of another round or a copy longer than the log (a match
-    made again under the same id) gets exactly what a read without it gets."""
+    read with an old copy, a copy of another round, a copy longer than the log or one whose
+    last event the log doesn't hold (writes lost to a failover) gets exactly what a read
+    without it gets."""
     r = redis_db
     full, pids = played(r, 12)
     assert full.state is not None
@@ -349,8 +350,9 @@ def test_events_this_process_holds_are_not_read_again_unless_the_log_disagrees(
         return matches.get(r, full.id, deadline_jobs=False)
 
     bogus = engine.Event(0, 0, "bogus", {}, None)
+    other_way = [*round_events[:-1], bogus]  # a log that went another way (a failover)
     for copy in (None, (rs, round_events[:1]), (rs, []), (0, full.state.events[:rs]),
-                 (rs, round_events + [bogus])):
+                 (rs, round_events + [bogus]), (rs, other_way)):
         got = read_with(copy)
         assert got.state is not None and got.state.events[rs:] == round_events, copy
     # and the next action, from that copy, commits the right log
