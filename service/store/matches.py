@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import secrets
 import threading
 import time
@@ -48,6 +49,7 @@ from .docs import (
 )
 from .errors import StoreError
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: makes the answer to an action from the committed document, the seat and the time: the HTTP
 #: layer's player view. The idempotency record keeps this answer, so a retry gets it unchanged.
@@ -362,6 +364,7 @@ def _commit(r: redis.Redis, doc: MatchDoc, read_version: int, read_events: int,
                        doc.to_stored(), len(new), *map(event_json, new)]
     names = [keys.match(mid), keys.match_events(mid)]
     effects: list[list[Any]] = []
+    box: str | None = None
     ops = c.ops
     if cluster.is_cluster(r):
         ops, effects, box = cluster.split(r, names[0], ops)
@@ -373,10 +376,13 @@ def _commit(r: redis.Redis, doc: MatchDoc, read_version: int, read_events: int,
     if effects:
         cluster.apply_outbox(r, effects, box)
     if c.jobs:
-        pipe = r.pipeline()
-        for job in c.jobs:
-            job(pipe)
-        pipe.execute()
+        try:
+            pipe = r.pipeline()
+            for job in c.jobs:
+                job(pipe)
+            pipe.execute()
+        except redis.RedisError as exc:  # committed: the passes that catch lost jobs will
+            log.warning("a job of a committed change of %s was not queued: %s", mid, exc)
     return True
 
 
