@@ -1,5 +1,6 @@
 # Love Letter Arena: developer tasks (GNU make).
 #
+#   make check     the fast tier: lint, import contracts, typecheck and the tests that need no server
 #   make test      lint, import contracts, typecheck and the test suite (creates .venv on first use)
 #   make run       run the whole stack locally (service.ops.run)
 #   make bench     run every bench/*.py and print its numbers
@@ -44,7 +45,7 @@ define install_locked
 	@$(UV) pip install --quiet --python $(VPY) --no-deps --no-build-isolation -e . -e ./sdk
 endef
 
-.PHONY: venv install run-deps lock test lint imports typecheck sysdeps engine bench openapi run migrate backup restore shell clean
+.PHONY: venv install run-deps lock check test lint imports typecheck sysdeps engine bench openapi run migrate backup restore shell clean
 
 venv install: $(STAMP)
 run-deps: $(RUN_STAMP)
@@ -81,6 +82,17 @@ typecheck: $(STAMP)
 	@paths="$(call existing,$(TYPE_DIRS))"; \
 	if [ -z "$$paths" ]; then echo "typecheck: nothing to check yet"; \
 	else echo "mypy $$paths"; $(VENV)/bin/mypy $$paths; fi
+
+# The fast tier, for every change: lint, import contracts, types, and the tests that start no
+# server, no Redis and no process (the engine's rules and doctests, the ladder planner on plain
+# data, the SDK's models and offline arena, the repository's own checks). The engine's random
+# playouts (5,000 matches) are left to `make test`. Its time on a busy 2-core machine is in
+# docs/operations.md.
+CHECK_TESTS := tests/engine service/engine tests/store/test_ladder_planner.py \
+	tests/sdk/test_sdk_models.py tests/sdk/test_sdk_arena.py tests/sdk/test_sdk_sim.py \
+	tests/test_docs.py tests/test_lock.py tests/test_openapi.py tests/test_private_names.py
+check: lint imports typecheck
+	$(VPY) -m pytest -p no:cacheprovider -k "not random_playouts" $(CHECK_TESTS)
 
 # The suite runs on TEST_WORKERS pytest-xdist processes: most tests wait on servers, sockets and
 # turn clocks rather than the CPU, so 4 workers on 2 cores took the suite from about 15 min to

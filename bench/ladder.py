@@ -46,8 +46,8 @@ if REPO not in sys.path:
 import redis  # noqa: E402
 
 from service.config import LadderConfig  # noqa: E402
-from service.store import keys, ladder_planner, ladders  # noqa: E402
-from service.store.docs import FINISHED, MatchDoc  # noqa: E402
+from service.store import keys, ladder_planner, ladders, matches  # noqa: E402
+from service.store.docs import FINISHED, MatchDoc, event_json  # noqa: E402
 from service.store.rating import Record  # noqa: E402
 from tests.support.measure import cpu_seconds, pct  # noqa: E402
 from tests.support.redis_proc import RedisProcess  # noqa: E402
@@ -128,8 +128,7 @@ def live(opts: argparse.Namespace, rp: RedisProcess) -> list[MatchDoc]:
         cpu = {k: sum(cpu_seconds(pid) for pid in v) - cpu0[k] for k, v in groups.items()}
         r = rp.client()
         ids = [m.decode() for m in r.zrange(keys.ALL_MATCHES, 0, -1)]
-        docs = [MatchDoc.from_json(raw) for raw in r.mget([keys.match(m) for m in ids])
-                if raw is not None] if ids else []
+        docs = [matches.load(r, m) for m in ids]
         board = {lad: ladders.leaderboard(r, LadderConfig(lad, "?", 2 if lad == "duel" else 4))
                  for lad in ("duel", "table")}
         r.close()
@@ -268,7 +267,10 @@ def rating(done: list[MatchDoc], rp: RedisProcess) -> None:
     copies = []
     for d in done[:300]:
         d.id = "m_copy" + d.id[2:]
-        r.set(keys.match(d.id), d.to_json())
+        assert d.state is not None
+        r.hset(keys.match(d.id), mapping={"v": d.version, "rs": d.state.round_start_seq,
+                                          "doc": d.to_stored()})
+        r.rpush(keys.match_events(d.id), *map(event_json, d.state.events))
         r.hset(keys.ladder(d.ladder, "inflight"), d.id, json.dumps(d.seats))
         copies.append(d.id)
     took = []
@@ -277,11 +279,12 @@ def rating(done: list[MatchDoc], rp: RedisProcess) -> None:
         assert ladders.rate(r, mid, lads)
         took.append((time.perf_counter() - t) * 1000)
     if took:
-        size = statistics.mean(len(r.get(keys.match(m)) or b"") for m in copies) / 1024
+        size = statistics.mean(len(r.hget(keys.match(m), "doc") or b"") + sum(
+            map(len, r.lrange(keys.match_events(m), 0, -1))) for m in copies) / 1024
         print(f"rating update ms: {statistics.mean(took):.2f} ms")
         print(f"rating update p99 ms: {pct(took, 99):.2f} ms")
         print(f"# ({len(took)} finished ladder matches of the live run, mean document "
-              f"{size:.0f} KiB; loading the match, placings, OpenSkill, one WATCH/MULTI)")
+              f"and log {size:.0f} KiB; loading the match, placings, OpenSkill, one WATCH/MULTI)")
     else:
         print("# no finished ladder match to rate")
     r.close()

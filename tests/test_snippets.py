@@ -37,7 +37,7 @@ LOCAL = "http://127.0.0.1:8000"
 #: (file, the block's code) -> why it does not run here
 EXEMPT = {
     ("README.md", "make run\nmake test\n"):
-        "the quick start: `make run`'s stack and banner are tests/test_run.py's; `make test` is "
+        "the quick start: `make run`'s stack and banner are tests/system/test_run.py's; `make test` is "
         "this suite",
 }
 

@@ -10,16 +10,15 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 from redis.backoff import ExponentialBackoff
-from redis.connection import parse_url
 from redis.retry import Retry
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
+from ..routes import BLUEPRINTS, admin, health
+from ..routes.common import ErrorSchema
 from ..store import cluster
 from . import errors, limits, metrics, params, requestlog, security, web
-from .routes import BLUEPRINTS, admin, health
-from .routes.common import ErrorSchema
 
 API_TITLE = "Love Letter Arena"
 API_VERSION = "v1"
@@ -105,40 +104,10 @@ def redis_client(url: str, *, queue_url: str | None = None) -> redis.Redis:
     connection for well under a millisecond, so a few dozen serve a process."""
     retry = Retry(ExponentialBackoff(cap=0.1, base=0.02), 2)
     if not cluster.is_cluster_url(url):
-        base = parse_url(url).get("connection_class", redis.Connection)
         pool = redis.BlockingConnectionPool.from_url(
-            url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_WAIT_S, retry=retry,
-            connection_class=_one_send(base))
+            url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_WAIT_S, retry=retry)
         client = redis.Redis(connection_pool=pool)
         client.auto_close_connection_pool = True
         return client
     return cluster.connect(url, queue=queue_url if queue_url != url else None, retry=retry)
-
-
-#: commands (a transaction's, together) up to this size go to Redis in one write
-ONE_SEND_BYTES = 1 << 20
-
-
-class _OneSend:
-    """A connection that sends a command, or a pipeline's commands, in one write up to
-    :data:`ONE_SEND_BYTES`. redis-py writes every argument over 6,000 bytes on its own (to spare
-    a copy): an action's MULTI, holding a 17 KB match document, went out in three writes, and
-    Redis woke up for each. One write of the copy costs less on both sides: about 20 us of the
-    API's CPU and 15 us of Redis's per transaction (a 17 KB SET in MULTI/EXEC, measured on
-    redis-py 8.1; the copy itself is about 2 us)."""
-
-    def _construct_command_packer(self, packer: Any) -> Any:
-        self._buffer_cutoff = ONE_SEND_BYTES
-        return super()._construct_command_packer(packer)  # type: ignore[misc]
-
-
-_ONE_SEND: dict[type, type] = {}
-
-
-def _one_send(base: type) -> type:
-    """``base`` (the connection class the URL calls for) with :class:`_OneSend`'s writes."""
-    cls = _ONE_SEND.get(base)
-    if cls is None:
-        cls = _ONE_SEND[base] = type(f"OneSend{base.__name__}", (_OneSend, base), {})
-    return cls
 

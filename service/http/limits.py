@@ -33,9 +33,9 @@ from flask_limiter import Limiter
 from limits import parse_many
 
 from ..config import Config
+from ..routes import admin
+from ..routes.common import refuse_banned, token_sent, verified_player
 from .errors import ApiError
-from .routes import admin
-from .routes.common import refuse_banned, token_sent, verified_player
 
 #: endpoint -> (Config attribute holding its per-address limit, methods it applies to). A new
 #: endpoint that creates something anonymously (as registration does) belongs here.

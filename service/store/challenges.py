@@ -1,7 +1,7 @@
 """Challenges: a player invites named players to an unrated match that starts when all accept.
 
-A challenge is one JSON document (``keys.challenge``). Every change is a compare-and-set on it,
-as with matches: WATCH the document, read it, check and change it, then write it, its indexes
+A challenge is one JSON document (``keys.challenge``). Every change is a compare-and-set on it:
+WATCH the document, read it, check and change it, then write it, its indexes
 and its notices in one MULTI/EXEC. The accept that completes a challenge queues the match
 (``matches.create_seated``: every seat taken, already started) in that same transaction, so two
 last accepts racing create one match: the loser's EXEC fails, it reads again, finds the

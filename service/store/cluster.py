@@ -48,13 +48,14 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from copy import copy
 from typing import Any, cast
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
+from redis.client import Pipeline
 from redis.cluster import ClusterNode, ClusterPipeline
 from redis.cluster import RedisCluster as _RedisCluster
+from redis.exceptions import RedisClusterException
 
 from . import keys
 
@@ -127,8 +128,8 @@ def connect(url: str, *, queue: redis.Redis | str | None = None, **kwargs: Any) 
 
 
 def is_cluster(r: Any) -> bool:
-    # by type, remembered: isinstance against redis-py's client classes takes about 2 us, and
-    # an action asks several times
+    # by type, remembered: an action asks several times, and isinstance against redis-py's
+    # client classes walks their hierarchy each time
     t = type(r)
     known = _CLUSTER_TYPES.get(t)
     if known is None:
@@ -179,137 +180,128 @@ class Cluster(_RedisCluster):
     def plain_pipeline(self) -> ClusterPipeline:
         return cast(ClusterPipeline, super().pipeline(transaction=False))
 
-    def _execute_pipeline_by_slot(self, command: str, slots_to_args: Any) -> Any:
-        # redis-py's own multi-slot helpers (mget_nonatomic...) want the stock pipeline
-        pipe = self.plain_pipeline()
-        for slot, slot_args in slots_to_args.items():
-            pipe.execute_command(command, *slot_args, target_nodes=[
-                self.nodes_manager.get_node_from_slot(slot, False)])
-        return pipe.execute()
-
     def mget(self, keys_: Any, *args: Any) -> Any:
-        """MGET across slots (one per node, not atomic: as a reader of many documents wants)."""
-        return self.mget_nonatomic(keys_, *args)
+        """MGET across slots: a GET per key in one stock pipeline (a round trip per node; not
+        atomic, as a reader of many documents wants)."""
+        names = [keys_] if isinstance(keys_, (str, bytes)) else list(keys_)
+        pipe = self.plain_pipeline()
+        for name in [*names, *args]:
+            pipe.get(name)
+        return pipe.execute()
 
     def publish(self, channel: Any, message: Any, **kwargs: Any) -> Any:
         return self.spublish(keys.shard_channel(_text(channel)), _text(channel))
 
 
-class SlotPipeline(ClusterPipeline):
-    """A transactional pipeline that keeps its MULTI in one slot (see the module docstring)."""
+class SlotPipeline(redis.Redis):
+    """A transactional pipeline that keeps its MULTI in one slot (see the module docstring).
 
-    def __init__(self, parent: Cluster) -> None:
-        super().__init__(
-            nodes_manager=parent.nodes_manager, commands_parser=parent.commands_parser,
-            startup_nodes=list(parent.nodes_manager.startup_nodes.values()),
-            result_callbacks=parent.result_callbacks,
-            cluster_response_callbacks=parent.cluster_response_callbacks,
-            read_from_replicas=parent.read_from_replicas,
-            load_balancing_strategy=parent.load_balancing_strategy,
-            reinitialize_steps=parent.reinitialize_steps, retry=parent.retry,
-            lock=parent._lock, transaction=True, event_dispatcher=parent._event_dispatcher)
+    It is a recorder with redis-py's command methods (a ``redis.Redis`` whose
+    ``execute_command`` keeps the command; those methods only build a command and call it, so
+    ``redis.Redis.__init__``, which sets up a client's connection settings at some cost per
+    call, is not run), and it commits through stock redis-py: a
+    ``Pipeline`` on the client of the master that holds the home slot
+    (``RedisCluster.get_redis_connection``), under WATCH as on a single Redis. A transaction is
+    never sent again after a connection error (its WATCH died with the connection): the error
+    is raised, the cluster's view of its nodes is refreshed, and the caller's retry decides."""
+
+    def __init__(self, parent: Cluster) -> None:  # (no super().__init__: see the docstring)
         self.parent = parent
-        # No retry of a transaction's commands: redis-py would send the MULTI/EXEC again on a
-        # new connection after a connection error, without the WATCH (which lived on the lost
-        # connection), so a compare-and-set could overwrite a newer document (a failover is
-        # exactly when that happens). The error is raised instead, as a single Redis's
-        # pipeline does while watching: nothing or everything was applied, the caller's
-        # retry (an Idempotency-Key) finds out which; the topology is refreshed meanwhile.
-        strategy: Any = self._execution_strategy
-        retry = copy(strategy._retry)
-        retry.update_retries(0)
-        strategy._retry = retry
-        self._ll_wait = parent.wait_replicas
-        self._ll_wait_timeout_ms = parent.wait_timeout_ms
-        self._ll_wait_pending = False
-        self._ll_reset()
+        self.home: Pipeline | None = None
+        self.ll_clear()
 
-    def _ll_reset(self) -> None:
-        self._ll_watched: list[str] = []
-        self._ll_multi = False
-        self._ll_ops: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        self._ll_after: list[Callable[[], None]] = []
+    def ll_clear(self) -> None:
+        self.watched: list[str] = []
+        self.in_multi = False
+        self.queued: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        self.after: list[Callable[[], None]] = []
 
-    def reset(self) -> Any:
-        try:
-            if getattr(self, "_ll_wait_pending", False):
-                self._ll_wait_pending = False
-                self._wait_replicas()
-        finally:
-            super().reset()
-            if hasattr(self, "_ll_ops"):
-                self._ll_reset()
-
-    def _wait_replicas(self) -> None:
-        """``WAIT`` on the connection that ran the EXEC (ClusterPipeline.execute calls reset()
-        right after it, before the connection goes back to its pool): the change is on
-        ``wait_replicas`` replicas before it is acknowledged, so a failover can't lose it."""
-        conn = getattr(self._execution_strategy, "_transaction_connection", None)
-        if conn is None:
-            return
-        conn.send_command("WAIT", self._ll_wait, self._ll_wait_timeout_ms)
-        acked = int(conn.read_response())
-        if acked < self._ll_wait:
-            raise redis.ConnectionError(
-                f"the change reached {acked} of {self._ll_wait} replicas within "
-                f"{self._ll_wait_timeout_ms} ms: not acknowledged")
-
-    def watch(self, *names: Any) -> Any:
-        self._ll_watched += [_text(n) for n in names]
-        return super().watch(*names)
-
-    def multi(self) -> None:
-        self._ll_multi = True
-        super().multi()
-
-    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        name = str(args[0]).upper()
-        if name in ("WATCH", "UNWATCH") or (self._ll_watched and not self._ll_multi):
-            return super().execute_command(*args, **kwargs)  # immediate, on the home slot
-        self._ll_ops.append((args, kwargs))
+    def __enter__(self) -> SlotPipeline:
         return self
 
-    # ClusterPipeline blocks PUBLISH and hands DEL/EXISTS/UNLINK to its strategy directly:
-    # route them through execute_command like every other command.
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """End this transaction: UNWATCH, the connection back to its pool, nothing queued."""
+        if self.home is not None:
+            self.home.reset()  # UNWATCH, the connection back to its pool
+            self.home = None
+        self.ll_clear()
+
+    def ll_home(self, key: Any) -> Pipeline:
+        """A pipeline on the master of ``key``'s slot (kept for this transaction)."""
+        if self.home is None:
+            node = self.parent.get_node_from_key(_text(key))
+            self.home = self.parent.get_redis_connection(node).pipeline()
+        return self.home
+
+    def ll_guard(self, fn: Callable[[], Any]) -> Any:
+        """``fn()``; a connection error, or a slot that moved, refreshes the cluster's view of
+        its nodes (a failover) before it is raised."""
+        try:
+            return fn()
+        except (redis.ConnectionError, redis.TimeoutError):
+            self.parent.nodes_manager.initialize()
+            raise
+        except redis.ResponseError as e:
+            if str(e).startswith(("MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN")):
+                self.parent.nodes_manager.initialize()
+                raise redis.ConnectionError(f"the slot moved: {e}") from e
+            raise
+
+    def watch(self, *names: Any) -> None:
+        slots = {int(self.parent.keyslot(n)) for n in (*self.watched, *names)}
+        if len(slots) > 1:
+            raise RedisClusterException("WATCH of keys in more than one slot")
+        home = self.ll_home(names[0])
+        self.ll_guard(lambda: home.watch(*names))
+        self.watched += [_text(n) for n in names]
+
+    def unwatch(self) -> None:
+        if self.home is not None:
+            self.home.unwatch()
+        self.watched = []
+
+    def multi(self) -> None:
+        self.in_multi = True
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if self.watched and not self.in_multi:  # immediate, on the home slot
+            home = self.home
+            assert home is not None
+            return self.ll_guard(lambda: home.execute_command(*args, **options))
+        self.queued.append((args, options))
+        return self
+
     def publish(self, channel: Any, message: Any, **kwargs: Any) -> Any:
         return self.execute_command("PUBLISH", channel, message)
 
-    def delete(self, *names: Any) -> Any:
-        return self.execute_command("DEL", *names)
-
-    def unlink(self, *names: Any) -> Any:
-        return self.execute_command("UNLINK", *names)
-
-    def exists(self, *names: Any) -> Any:
-        return self.execute_command("EXISTS", *names)
-
     def after_commit(self, fn: Callable[[], None]) -> None:
-        self._ll_after.append(fn)
+        self.after.append(fn)
 
-    def _slot(self, args: tuple[Any, ...]) -> int:
+    def ll_slot(self, args: tuple[Any, ...]) -> int:
         return int(self.parent.keyslot(args[1]))
 
     def execute(self, raise_on_error: bool = True) -> list[Any]:
-        ops, after = self._ll_ops, self._ll_after
         try:
-            return self._execute(ops, after, raise_on_error)
+            return self.ll_run(raise_on_error)
         finally:
-            self.reset()
+            self.release()
 
-    def _execute(self, ops: list[tuple[tuple[Any, ...], dict[str, Any]]],
-                 after: list[Callable[[], None]], raise_on_error: bool) -> list[Any]:
+    def ll_run(self, raise_on_error: bool) -> list[Any]:
+        ops, after = self.queued, self.after
         names = [str(a[0]).upper() for a, _ in ops]
         writes = [i for i, n in enumerate(names) if n not in READS]
-        if self._ll_watched:
-            home: int | None = int(self.parent.keyslot(self._ll_watched[0]))
-            home_key: str | None = self._ll_watched[0]
+        if self.watched:
+            home_key: str | None = self.watched[0]
         else:
             keyed = [i for i in writes if names[i] != "PUBLISH"] or \
                 [i for i in range(len(ops)) if names[i] != "PUBLISH"]
-            home = self._slot(ops[keyed[0]][0]) if keyed else None
             home_key = _text(ops[keyed[0]][0][1]) if keyed else None
-        if not writes and not self._ll_watched and home is not None and \
-                any(self._slot(a) != home for a, _ in ops):
+        home = None if home_key is None else int(self.parent.keyslot(home_key))
+        if not writes and not self.watched and home is not None and \
+                any(self.ll_slot(a) != home for a, _ in ops):
             plain = self.parent.plain_pipeline()  # reads only, of several slots: no MULTI
             for a, kw in ops:
                 plain.execute_command(*a, **kw)
@@ -322,7 +314,7 @@ class SlotPipeline(ClusterPipeline):
             if names[i] == "PUBLISH":
                 ch = _text(a[1])
                 effects.append(["SPUBLISH", keys.shard_channel(ch), ch])
-            elif self._slot(a) == home:
+            elif self.ll_slot(a) == home:
                 in_multi.append(i)
             elif names[i] in READS:
                 later_reads.append(i)
@@ -333,31 +325,20 @@ class SlotPipeline(ClusterPipeline):
             box = f"{OUTBOX_PREFIX}{{{_tag(home_key)}}}:{secrets.token_hex(8)}"
             if self.parent.keyslot(box) != home:
                 raise redis.RedisError(f"no outbox key in the slot of {home_key!r}")
-        if in_multi or box is not None:
-            if not self._ll_multi and not self._ll_watched:
-                super().multi()
+        if (in_multi or box is not None or self.watched) and home_key is not None:
+            pipe = self.ll_home(home_key)
+            pipe.multi()
             for i in in_multi:
                 a, kw = ops[i]
-                super().execute_command(*a, **kw)
+                pipe.execute_command(*a, **kw)
             if box is not None:
-                super().execute_command(
-                    "SET", box, json.dumps({"at": time.time(), "ops": effects}),
-                    "EX", OUTBOX_TTL_S)
-            # reset() waits for the replicas (see _wait_replicas), after writes only
-            self._ll_wait_pending = bool(self._ll_wait) and (
-                box is not None or any(names[i] not in READS for i in in_multi))
-            out = super().execute(raise_on_error)  # WatchError: nothing was written
+                pipe.set(box, json.dumps({"at": time.time(), "ops": effects}), ex=OUTBOX_TTL_S)
+            # WatchError: nothing was written
+            out = self.ll_guard(lambda: pipe.execute(raise_on_error))
             for i, res in zip(in_multi, out, strict=False):
                 results[i] = res
-        elif self._ll_watched:
-            super().execute(raise_on_error)  # nothing to write: EXEC checks the WATCH only
         if effects:
-            try:
-                apply(self.parent, effects)
-                if box is not None:
-                    self.parent.delete(box)
-            except redis.RedisError as exc:  # committed: the repair pass applies the outbox
-                log.warning("effects of a committed change left to the repair pass: %s", exc)
+            apply_outbox(self.parent, effects, box)
         for fn in after:
             try:
                 fn()
@@ -372,6 +353,71 @@ class SlotPipeline(ClusterPipeline):
                               strict=True):
                 results[i] = res
         return results
+
+
+def split(r: Any, home_key: str, ops: list[tuple[Any, ...]]) -> tuple[
+        list[tuple[Any, ...]], list[list[Any]], str | None]:
+    """The commands of a change that commits in the slot of ``home_key`` (a match's script,
+    ``store/matches.py``), split: those of that slot, to run in the commit, with the ``SET`` of
+    an outbox holding the others; the others (effects, as :func:`apply` takes them; a
+    ``PUBLISH`` becomes a sharded ``SPUBLISH``); and the outbox's key (None: no effects)."""
+    home = int(r.keyslot(home_key))
+    local: list[tuple[Any, ...]] = []
+    effects: list[list[Any]] = []
+    for op in ops:
+        name = str(op[0]).upper()
+        if name == "PUBLISH":
+            ch = _text(op[1])
+            effects.append(["SPUBLISH", keys.shard_channel(ch), ch])
+        elif int(r.keyslot(op[1])) == home:
+            local.append(op)
+        else:
+            effects.append(_enc(op))
+    box = None
+    if effects:
+        box = f"{OUTBOX_PREFIX}{{{_tag(home_key)}}}:{secrets.token_hex(8)}"
+        local.append(("SET", box, json.dumps({"at": time.time(), "ops": effects}),
+                      "EX", OUTBOX_TTL_S))
+    return local, effects, box
+
+
+def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> bool:
+    """Run a commit script (redis-py's ``Script``: EVALSHA); whether it replied 1. On a
+    cluster that asks for ``wait_replicas``, the script and a ``WAIT`` go to the slot's master
+    on one connection (a pipeline), so that the change is on that many replicas before it
+    counts as done: a failover can't lose it."""
+    wait = getattr(r, "wait_replicas", 0) if is_cluster(r) else 0
+    if not wait:
+        return bool(script(keys=names, args=args, client=r))
+    node = r.get_node_from_key(names[0])
+    for attempt in (0, 1):
+        pipe = r.pipeline(transaction=False)
+        pipe.execute_command("EVALSHA", script.sha, len(names), *names, *args)
+        pipe.execute_command("WAIT", wait, r.wait_timeout_ms, target_nodes=node)
+        try:
+            done, acked = pipe.execute()
+        except redis.exceptions.NoScriptError:
+            if attempt:
+                raise
+            r.script_load(script.script)
+            continue
+        if int(done) and int(acked) < wait:
+            raise redis.ConnectionError(
+                f"the change reached {acked} of {wait} replicas within "
+                f"{r.wait_timeout_ms} ms: not acknowledged")
+        return bool(int(done))
+    return False  # pragma: no cover - the loop returns or raises
+
+
+def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
+    """Apply a committed change's effects and delete its outbox; if that fails, the repair pass
+    applies the outbox later."""
+    try:
+        apply(r, effects)
+        if box is not None:
+            r.delete(box)
+    except redis.RedisError as exc:  # committed: the repair pass applies the outbox
+        log.warning("effects of a committed change left to the repair pass: %s", exc)
 
 
 def apply(r: Cluster, effects: list[list[Any]]) -> None:

@@ -30,6 +30,7 @@ import redis
 from redis.client import Pipeline
 
 from . import keys, replies
+from .commit import Commit
 from .docs import ACTIVE, FINISHED, MatchDoc
 from .errors import StoreError
 
@@ -80,11 +81,11 @@ def notices(doc: MatchDoc, old_status: str | None) -> list[tuple[str, dict[str, 
     return out
 
 
-def queue(pipe: Pipeline, doc: MatchDoc, old_status: str | None) -> None:
-    """Queue the inbox entries and wake-ups of a change (inside the change's MULTI)."""
+def queue(pipe: Pipeline | Commit, doc: MatchDoc, old_status: str | None) -> None:
+    """Queue the inbox entries and wake-ups of a change (in the change's commit)."""
     for pid, notice in notices(doc, old_status):
         k = key(pid)
-        # (orjson: about 0.3 us a notice against 4.5 with json.dumps, on every action)
+        # (orjson: several times faster than json.dumps, and this runs on every action)
         pipe.xadd(k, {"n": orjson.dumps(notice)}, maxlen=MAXLEN, approximate=True)
         if notice["type"] != "your_turn":  # every match starts and ends: enough to refresh
             pipe.expire(k, TTL_S)

@@ -29,8 +29,15 @@ def new_match_id() -> str:
 
 
 def match(mid: str) -> str:
-    """The match document: options, seats, status, version, deadline, engine state + events."""
+    """The match document (a hash): ``doc`` the options, seats, status, deadline and engine state
+    but its event log (zlib-compressed JSON: ``MatchDoc.to_stored``); ``v`` the version (what a commit compares); ``rs`` the seq of the first
+    event of the round in play (where a view starts reading the log)."""
     return f"{PREFIX}:m:{{{mid}}}:state"
+
+
+def match_events(mid: str) -> str:
+    """The match's event log (a list, one JSON entry per event, index = seq)."""
+    return f"{PREFIX}:m:{{{mid}}}:events"
 
 
 def idempotency(mid: str, pid: str, key: str) -> str:

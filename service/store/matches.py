@@ -1,32 +1,55 @@
-"""Matches in Redis. Every change is one compare-and-set on the match document: WATCH the key,
-read, change it through the engine, then write the document, indexes, idempotency record and a
-wake-up in one MULTI/EXEC that fails if anything moved in between. A lost race is answered
-``version_conflict``; changes are never merged.
+"""Matches in Redis. A match is two keys in its own hash slot: its document (a hash: the
+state the engine needs to go on, and the version) and its event log (a list, one entry per
+event). Every change is one compare-and-set: read the document (and the events a view needs),
+change it through the engine, then commit with one Lua script (:data:`_COMMIT`) that checks the
+version is still the one read and, if so, writes the document, appends the new events and runs
+the change's other writes (indexes, inbox notices, wake-ups, counters, the idempotency record),
+all or nothing. A lost race is answered ``version_conflict``; changes are never merged.
+
+On a Redis Cluster a script may only touch its own slot: the other writes go into an outbox
+key of the match's slot in the same script and are applied right after (``store/cluster.py``).
+RQ's jobs (a turn's deadline, a rating) are queued right after the commit; one lost to a crash
+in between is caught by the passes that catch lost jobs.
 
 ``deadline_jobs`` (every function that may write): whether a turn that starts gets its RQ
-deadline job in the same MULTI (``store/deadlines.py``). The API passes its ``ENQUEUE_JOBS``
-setting; with False, timeouts are applied lazily only (by whoever reads the match next)."""
+deadline job (``store/deadlines.py``). The API passes its ``ENQUEUE_JOBS`` setting; with False,
+timeouts are applied lazily only (by whoever reads the match next)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import orjson
 import redis
-from redis.client import EMPTY_RESPONSE as _EMPTY_RESPONSE
 from redis.client import Pipeline
+from redis.commands.core import Script
 
 from .. import engine
-from ..engine import EngineError
-from . import attendance, clock, cluster, deadlines, doccache, inbox, keys, players, queues, replies
-from .docs import ACTIVE, CHOSEN_KEY, FINISHED, FIXABLE_OPTIONS, WAITING, MatchDoc
+from ..engine import EngineError, Event
+from . import attendance, clock, cluster, deadlines, inbox, keys, players, queues, replies
+from .commit import Commit
+from .docs import (
+    ACTIVE,
+    CHOSEN_KEY,
+    ELIDED,
+    FINISHED,
+    FIXABLE_OPTIONS,
+    WAITING,
+    MatchDoc,
+    event_from_json,
+    event_json,
+)
 from .errors import StoreError
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: makes the answer to an action from the committed document, the seat and the time: the HTTP
 #: layer's player view. The idempotency record keeps this answer, so a retry gets it unchanged.
@@ -72,37 +95,140 @@ def _refresh(doc: MatchDoc, clk: clock.Clock, now: float) -> MatchDoc:
     return doc
 
 
-def _load(r: redis.Redis | Pipeline, mid: str) -> MatchDoc:
-    return _parse(mid, r.get(keys.match(mid)))
+#: the document and the log from seq ARGV[1] (the round in play when that is negative or
+#: later), less the events [ARGV[2], ARGV[3]) this process already holds (see :data:`_known`;
+#: ARGV[4]: the last of them, which the log must hold at its place: a log that is shorter, or
+#: that went another way after a failover lost writes, is read in full), and the value of
+#: KEYS[3] when given (an action's idempotency record): one round trip, one
+#: snapshot. Replies [doc, first seq, first seq sent, [events sent...], record] or nil.
+_READ = """
+local h = redis.call('HMGET', KEYS[1], 'doc', 'rs')
+if not h[1] then return false end
+local rs = tonumber(h[2])
+local from = tonumber(ARGV[1])
+if from < 0 or from > rs then from = rs end
+local start = from
+local have_from, have_to = tonumber(ARGV[2]), tonumber(ARGV[3])
+if have_from <= from and have_to > from and
+    redis.call('LINDEX', KEYS[2], have_to - 1) == ARGV[4] then
+  start = have_to
+end
+local out = {h[1], from, start, redis.call('LRANGE', KEYS[2], start, -1)}
+if KEYS[3] then out[5] = redis.call('GET', KEYS[3]) end
+return out
+"""
+
+#: the commit of one change: if the document's version is still ARGV[1] ('' : no document
+#: yet), write the document (version ARGV[2], round start ARGV[3], ARGV[4]), append the ARGV[5]
+#: events that follow, then run the commands that follow them, each as its argument count and
+#: its arguments. Replies 1, or 0 when the version moved (nothing written). A command Redis
+#: refuses doesn't stop the others (as in a MULTI): the first refusal is the reply, an error.
+_COMMIT = """
+local v = redis.call('HGET', KEYS[1], 'v')
+if v ~= ARGV[1] and not (v == false and ARGV[1] == '') then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[2], 'rs', ARGV[3], 'doc', ARGV[4])
+local n = tonumber(ARGV[5])
+if n > 0 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 6, 5 + n)) end
+local i = 6 + n
+local err = nil
+while i <= #ARGV do
+  local c = tonumber(ARGV[i])
+  local r = redis.pcall(unpack(ARGV, i + 1, i + c))
+  if type(r) == 'table' and r.err and not err then err = r end
+  i = i + c + 1
+end
+if err then return err end
+return 1
+"""
+
+_scripts: dict[str, Script] = {}
 
 
-def _parse(mid: str, raw: bytes | str | None) -> MatchDoc:
-    if raw is None:
+def _script(r: redis.Redis, source: str) -> Script:
+    """``source`` as a redis-py ``Script`` (``register_script``: EVALSHA, and SCRIPT LOAD again
+    when a Redis lost it); one per source, called with the client at hand."""
+    got = _scripts.get(source)
+    if got is None:
+        got = _scripts[source] = r.register_script(source)
+    return got
+
+
+def _run(r: redis.Redis, source: str, names: list[str], args: list[Any]) -> Any:
+    return _script(r, source)(keys=names, args=args, client=r)
+
+
+#: The events of the round in play of the matches this process read or wrote last, by match:
+#: (seq of the first, the events). A match's log only grows and an event never changes, so a
+#: read asks Redis only for the events after those (an action mostly needs the few its
+#: opponents added: the round's events are about a third of the bytes of an action otherwise,
+#: ``bench/scale.py``); :data:`_READ` checks the log still holds the last of them.
+_known: OrderedDict[str, tuple[int, list[Event]]] = OrderedDict()
+_known_lock = threading.Lock()
+KNOWN_MATCHES = 2048
+
+
+def _remember(doc: MatchDoc) -> None:
+    state = doc.state
+    if state is None:
+        return
+    rs = state.round_start_seq
+    events = state.events[rs:]
+    if any(e is ELIDED for e in events):
+        return
+    with _known_lock:
+        _known[doc.id] = (rs, events)
+        _known.move_to_end(doc.id)
+        while len(_known) > KNOWN_MATCHES:
+            _known.popitem(last=False)
+
+
+def _read(r: redis.Redis, mid: str, *, events_from: int = -1,
+          idem: str | None = None) -> tuple[MatchDoc, Any]:
+    """The document with its log from seq ``events_from`` (-1: the round in play; never later
+    than that), and the value of the key ``idem`` (None when not asked or not set)."""
+    names = [keys.match(mid), keys.match_events(mid)] + ([idem] if idem else [])
+    with _known_lock:
+        have_from, have = _known.get(mid, (0, []))
+    last = event_json(have[-1]) if have else b""
+    out = _run(r, _READ, names, [events_from, have_from, have_from + len(have), last])
+    if out is None:
         raise StoreError("not_found", f"no match {mid!r}")
-    return doccache.parse(mid, raw)
+    first, start = int(out[1]), int(out[2])
+    events = [event_from_json(e) for e in out[3]]
+    if start > first:
+        events = have[first - have_from:] + events
+    doc = MatchDoc.from_stored(out[0], events, first)
+    _remember(doc)
+    return doc, (out[4] if idem and len(out) > 4 else None)
 
 
-def load(r: redis.Redis, mid: str) -> MatchDoc:
-    """The stored document as it is (no timeouts applied)."""
-    return _load(r, mid)
+def load(r: redis.Redis, mid: str, *, events_from: int = 0) -> MatchDoc:
+    """The stored document as it is (no timeouts applied), its whole log by default."""
+    return _read(r, mid, events_from=events_from)[0]
 
 
 def peek_version(r: redis.Redis, mid: str) -> int:
     """The stored version, -1 when the match doesn't exist."""
-    raw = r.get(keys.match(mid))
-    return -1 if raw is None else MatchDoc.from_json(raw).version
+    raw = r.hget(keys.match(mid), "v")
+    return -1 if raw is None else int(raw)
 
 
-def get(r: redis.Redis, mid: str, *, now: float | None = None,
-        deadline_jobs: bool = True) -> MatchDoc:
-    """The match, with any timeout that is due applied first (so nobody sees a stale turn)."""
+def get(r: redis.Redis, mid: str, *, now: float | None = None, deadline_jobs: bool = True,
+        events_from: int = -1) -> MatchDoc:
+    """The match, with any timeout that is due applied first (so nobody sees a stale turn).
+    Its log is read from seq ``events_from`` (-1: from the start of the round in play, what
+    the views show; never later than that)."""
     if not isinstance(mid, str) or not keys.STORE_MATCH_ID_RE.fullmatch(mid):
         raise StoreError("not_found", f"no match {mid!r}")
-    doc = _load(r, mid)
+    doc, _ = _read(r, mid, events_from=events_from)
     now = time.time() if now is None else now
     clk = clock.current(r)
     if _due(doc, clk, now):
-        return expire(r, mid, now=now, deadline_jobs=deadline_jobs)
+        doc = expire(r, mid, now=now, deadline_jobs=deadline_jobs)
+        if events_from >= 0 and doc.state is not None and \
+                events_from < doc.state.round_start_seq:
+            doc = _refresh(_read(r, mid, events_from=events_from)[0], clk, now)
+        return doc
     return _refresh(doc, clk, now)
 
 
@@ -179,187 +305,113 @@ def _apply_due_timeouts(doc: MatchDoc, now: float, clk: clock.Clock | None = Non
     return applied
 
 
-def _count(pipe: Pipeline, *, actions: int = 0, timeouts: int = 0) -> None:
-    """Count applied actions and timeouts for GET /metrics, in the MULTI that commits them."""
+def _count(w: Commit, *, actions: int = 0, timeouts: int = 0) -> None:
+    """Count applied actions and timeouts for GET /metrics, in the commit that applies them."""
     if actions:
-        pipe.hincrby(keys.STATS, "actions", actions)
+        w.hincrby(keys.STATS, "actions", actions)
     if timeouts:
-        pipe.hincrby(keys.STATS, "timeouts", timeouts)
+        w.hincrby(keys.STATS, "timeouts", timeouts)
 
 
-def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
-    """Queue the document and its index entries (inside MULTI)."""
+def _effects(w: Commit | Pipeline, doc: MatchDoc, old_status: str | None) -> None:
+    """A change's writes outside the match's own keys: the status and deadline indexes, the
+    inbox notices and wake-ups."""
     mid = doc.id
-    raw = doc.to_json()
-    # (execute_command: redis-py 8's set() checks its arguments for experimental ones first)
-    pipe.execute_command("SET", keys.match(mid), raw)
-    _written(pipe)[mid] = (raw, doc)
     if old_status != doc.status:
         if old_status is not None:
-            pipe.zrem(keys.matches_by_status(old_status), mid)
-        pipe.zadd(keys.matches_by_status(doc.status), {mid: doc.created_at})
+            w.zrem(keys.matches_by_status(old_status), mid)
+        w.zadd(keys.matches_by_status(doc.status), {mid: doc.created_at})
     if doc.status == ACTIVE and doc.deadline is not None:
-        pipe.zadd(keys.DEADLINES, {mid: doc.deadline})
+        w.zadd(keys.DEADLINES, {mid: doc.deadline})
     else:
-        pipe.zrem(keys.DEADLINES, mid)
-    inbox.queue(pipe, doc, old_status)
+        w.zrem(keys.DEADLINES, mid)
+    inbox.queue(w, doc, old_status)
+
+
+def _jobs(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
+    """RQ's jobs of a change: the new turn's deadline, the rating of a finished ladder match."""
     if deadline_jobs:
         deadlines.queue(pipe, doc)
     queues.queue_rating(pipe, doc, old_status)
 
 
-def _written(pipe: Pipeline) -> dict[str, tuple[bytes, MatchDoc]]:
-    """The documents queued on ``pipe``, handed to the cache once its MULTI has committed."""
-    out: dict[str, tuple[bytes, MatchDoc]] | None = getattr(pipe, "_ll_written", None)
-    if out is None:
-        out = {}
-        pipe._ll_written = out  # type: ignore[attr-defined]
-    return out
+def _write(c: Commit, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
+    """Record a change of ``doc`` (its document and new events go in by :func:`_commit`)."""
+    _effects(c, doc, old_status)
+    if (deadline_jobs and doc.status == ACTIVE and doc.deadline is not None) or (
+            doc.ladder and doc.status == FINISHED and old_status != FINISHED):
+        c.jobs.append(lambda pipe: _jobs(pipe, doc, old_status, deadline_jobs))
 
 
-_pack_command: Callable[[tuple[Any, ...]], bytes] | None
-try:  # redis-py's own C packer, installed with it (hiredis is pinned: requirements/run.txt)
-    from hiredis import pack_command as _pack_command
-except ImportError:  # pragma: no cover - without hiredis, redis-py packs as before
-    _pack_command = None
+def _store_new(pipe: Pipeline, doc: MatchDoc, deadline_jobs: bool) -> None:
+    """Queue on ``pipe`` a match that doesn't exist yet: its document, its log, the rest."""
+    state = doc.state
+    pipe.hset(keys.match(doc.id), mapping={
+        "v": doc.version, "rs": 0 if state is None else state.round_start_seq,
+        "doc": doc.to_stored()})
+    if state is not None and state.events:
+        pipe.rpush(keys.match_events(doc.id), *map(event_json, state.events))
+    _effects(pipe, doc, None)
+    _jobs(pipe, doc, None, deadline_jobs)
 
 
-def _pack(conn: Any, commands: list[tuple[Any, ...]]) -> list[bytes]:
-    """``commands`` in Redis's protocol, as one buffer (one write). redis-py packs each command
-    through hiredis too, but first looks in every command for a name with a space and for
-    bytearray arguments, about 3 us a command that an action (8 to 10 commands) never needs;
-    hiredis itself takes under 1 us a command, 2 for a 17 KB document, with byte-identical
-    output. A multi-word command name, or an argument hiredis refuses, goes through redis-py's
-    packing and its errors, as does everything when hiredis is missing."""
-    if _pack_command is not None and not any(" " in str(c[0]) for c in commands):
+def _commit(r: redis.Redis, doc: MatchDoc, read_version: int, read_events: int,
+            c: Commit) -> bool:
+    """Commit ``doc`` (read at ``read_version`` with ``read_events`` events) and ``c``'s
+    writes with :data:`_COMMIT`, in one round trip; False when the version moved meanwhile
+    (nothing written). On a Redis Cluster the writes to other slots go through the match's
+    outbox (``cluster.split``). Then RQ's jobs."""
+    mid = doc.id
+    state = doc.state
+    new = [] if state is None else state.events[read_events:]
+    args: list[Any] = [read_version, doc.version, 0 if state is None else state.round_start_seq,
+                       doc.to_stored(), len(new), *map(event_json, new)]
+    names = [keys.match(mid), keys.match_events(mid)]
+    effects: list[list[Any]] = []
+    box: str | None = None
+    ops = c.ops
+    if cluster.is_cluster(r):
+        ops, effects, box = cluster.split(r, names[0], ops)
+        names += [str(op[1]) for op in ops]
+    for op in ops:
+        args += [len(op), *op]
+    if not cluster.commit_script(r, _script(r, _COMMIT), names, args):
+        return False
+    if effects:
+        cluster.apply_outbox(r, effects, box)
+    if c.jobs:
         try:
-            return [b"".join([_pack_command(c) for c in commands])]
-        except (TypeError, ValueError):
-            pass
-    return conn.pack_commands(commands)  # type: ignore[no-any-return]
+            pipe = r.pipeline()
+            for job in c.jobs:
+                job(pipe)
+            pipe.execute()
+        except redis.RedisError as exc:  # committed: the passes that catch lost jobs will
+            log.warning("a job of a committed change of %s was not queued: %s", mid, exc)
+    return True
 
 
-def _watch_read(pipe: Pipeline, names: tuple[str, ...]) -> list[Any]:
-    """WATCH ``names`` and GET each of them, in ONE round trip on a single Redis (``pipe.watch``
-    and then ``pipe.get`` per key take a round trip each): an action's WATCH, GET match and
-    GET idempotency record went out as three. A round trip costs about 30 us of the API
-    process's CPU and 10 us of Redis's (bench/api.py), more than the commands themselves.
-    Redis answers in order, so the values read are those of the watched keys at WATCH time or
-    later, as with separate calls. A Redis Cluster's pipeline (store/cluster.py) keeps its own
-    WATCH path."""
-    if cluster.is_cluster(pipe):
-        pipe.watch(*names)
-        return [pipe.get(n) for n in names]
-    conn = pipe.connection
-    if conn is None:
-        conn = pipe.connection = pipe.connection_pool.get_connection()
-    packed = _pack(conn, [("WATCH", *names), *(("GET", n) for n in names)])
-
-    def once() -> list[Any]:
-        conn.send_packed_command(packed)
-        replies: list[Any] = []
-        for _ in range(1 + len(names)):  # read every reply before raising any error
-            try:
-                replies.append(conn.read_response())
-            except redis.ResponseError as e:
-                replies.append(e)
-        for reply in replies:
-            if isinstance(reply, redis.ResponseError):
-                raise reply
-        return replies[1:]
-
-    # A broken pooled connection (Redis restarted) is retried on a new one, as redis-py's own
-    # WATCH does: nothing was watched or read on it yet.
-    values: list[Any] = conn.retry.call_with_retry(once, lambda _e: conn.disconnect())
-    pipe.watching = True
-    return values
-
-
-def _execute(pipe: Pipeline) -> None:
-    """``pipe.execute()`` of the MULTI/EXEC that :func:`_transact` queued, without redis-py's
-    per-command bookkeeping on the way back (its response callbacks, a parse_response per
-    reply, the HIMPORT preparation this store never needs): about 25 us of the API's CPU per
-    action, whose answers nobody reads (only that EXEC ran). The same commands go out in the
-    same one write; a lost WATCH raises ``WatchError``, an error reply the first error, and a
-    broken connection ``WatchError`` after disconnecting (the transaction may or may not have
-    run: the caller reads again), all as ``pipe.execute()`` does. A Redis Cluster's pipeline
-    (store/cluster.py), scripts, or anything unusual on the stack go through
-    ``pipe.execute()``."""
-    if cluster.is_cluster(pipe):
-        pipe.execute()
-        return
-    conn = pipe.connection
-    stack = pipe.command_stack
-    if conn is None or not pipe.watching or pipe.scripts or any(
-            _EMPTY_RESPONSE in options for _, options in stack):
-        pipe.execute()
-        return
-    packed = _pack(conn, [("MULTI",), *(args for args, _ in stack), ("EXEC",)])
-    errors: list[tuple[int, redis.ResponseError]] = []
-    try:
-        conn.send_packed_command(packed)
-        for i in range(len(stack) + 1):  # MULTI's OK, then QUEUED per command
-            try:
-                conn.read_response()
-            except redis.ResponseError as e:
-                if i:
-                    pipe.annotate_exception(e, i, stack[i - 1][0])
-                errors.append((i, e))
-        try:
-            response = conn.read_response()
-        except redis.exceptions.ExecAbortError:
-            if errors:
-                raise errors[0][1] from None
-            raise
-    except (redis.ConnectionError, redis.TimeoutError) as e:
-        conn.disconnect()
-        raise redis.WatchError(f"A {type(e).__name__} occurred while watching one or more "
-                               "keys") from e
-    pipe.watching = False  # EXEC ends every WATCH
-    if response is None:
-        raise redis.WatchError("Watched variable changed.")
-    if len(response) != len(stack):
-        conn.disconnect()
-        raise redis.ResponseError("Wrong number of response items from pipeline execution")
-    pipe.raise_first_error(stack, response)
-
-
-def _watched(pipe: Pipeline, name: str) -> Any:
-    """The value of ``name`` as :func:`_transact` read it when it was watched."""
-    read: dict[str, Any] = getattr(pipe, "_ll_read", {})
-    return read[name] if name in read else pipe.get(name)
-
-
-def _transact(r: redis.Redis, mid: str, change: Callable[[Pipeline, MatchDoc], T],
-              *, watch: tuple[str, ...] = (), hand_over: bool = False) -> T:
-    """Run ``change`` on the freshly read document under WATCH; it queues its writes after
-    ``pipe.multi()`` (via :func:`_write`). One retry if the document did not actually move (a
-    spurious WATCH failure); otherwise ``version_conflict``. The keys in ``watch`` are watched
-    and read with the document (:func:`_watch_read`); ``change`` gets their values from
-    :func:`_watched`. ``hand_over``: ``change`` keeps no reference to the documents it
-    writes (its result holds none), so the cache takes them as they are instead of a copy
-    (about 10 us of an action, whose answer is the view made before the write)."""
-    first_version: int | None = None
-    names = (keys.match(mid), *watch)
-    for _ in range(3):
-        with r.pipeline() as pipe:
-            try:
-                raws = _watch_read(pipe, names)
-                pipe._ll_read = dict(zip(names[1:], raws[1:], strict=True))  # type: ignore[attr-defined]
-                doc = _parse(mid, raws[0])
-                if first_version is None:
-                    first_version = doc.version
-                elif doc.version != first_version:
-                    break
-                result = change(pipe, doc)
-                _execute(pipe)
-                for raw, written in _written(pipe).values():
-                    doccache.remember(raw, written, copy=not hand_over)
-                return result
-            except redis.WatchError:
-                continue
-    raise StoreError("version_conflict", "the match changed while this request was applied; "
-                     "read the view again")
+def _transact(r: redis.Redis, mid: str, change: Callable[[Commit, MatchDoc, Any], T],
+              *, idem: str | None = None) -> T:
+    """The one commit path of a match: read the document (with the value of the key ``idem``,
+    an idempotency record, in the same snapshot), let ``change(commit, doc, idem_value)``
+    change it and record its other writes on ``commit``, and commit all of it when the match
+    is still at the version read (:func:`_commit`). A change that records nothing and leaves
+    the version alone writes nothing. A match that moved meanwhile is ``version_conflict``."""
+    doc, idem_value = _read(r, mid, idem=idem)
+    version, count = doc.version, doc.event_count
+    c = Commit()
+    result = change(c, doc, idem_value)
+    if doc.version == version and not c.ops:
+        if c.error is not None:
+            raise c.error
+        return result
+    if not _commit(r, doc, version, count, c):
+        raise StoreError("version_conflict", "the match changed while this request was "
+                         "applied; read the view again")
+    _remember(doc)
+    if c.error is not None:
+        raise c.error
+    return result
 
 
 def _options(options: dict[str, Any], rated: bool) -> dict[str, Any]:
@@ -408,7 +460,7 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
     doc = MatchDoc(id=mid, created_at=now, created_by=creator, options=opts, rated=rated,
                    ladder=ladder)
     pipe = r.pipeline()
-    _write(pipe, doc, None, deadline_jobs)
+    _store_new(pipe, doc, deadline_jobs)
     pipe.zadd(keys.ALL_MATCHES, {mid: now})
     pipe.execute()
     return doc
@@ -439,7 +491,7 @@ def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: 
                    names=list(names), status=ACTIVE, version=1 + len(seats), state=state,
                    moved=[False] * len(seats))
     _set_deadline(doc, clock.current(pipe), now)
-    _write(pipe, doc, None, deadline_jobs)
+    _store_new(pipe, doc, deadline_jobs)
     pipe.zadd(keys.ALL_MATCHES, {doc.id: now})
     for pid in seats:
         pipe.zadd(keys.player_matches(pid), {doc.id: now})
@@ -451,7 +503,7 @@ def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
     """Take the next seat; the last seat starts the match."""
     name = players.get(r, pid)["name"]
 
-    def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
+    def change(c: Commit, doc: MatchDoc, _: Any) -> MatchDoc:
         t = time.time() if now is None else now
         if pid in doc.seats:
             raise StoreError("already_joined", f"you already sit at seat {doc.seat_of(pid)}")
@@ -470,9 +522,8 @@ def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
             doc.status = ACTIVE
             doc.moved = [False] * doc.seat_count
             _set_deadline(doc, clock.current(r), t)
-        pipe.multi()
-        _write(pipe, doc, old, deadline_jobs)
-        pipe.zadd(keys.player_matches(pid), {mid: doc.created_at})
+        _write(c, doc, old, deadline_jobs)
+        c.zadd(keys.player_matches(pid), {mid: doc.created_at})
         return doc
 
     return _transact(r, mid, change)
@@ -499,12 +550,10 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
                              "another request body")
         return dict(stored["response"])
 
-    def change(pipe: Pipeline, doc: MatchDoc) -> dict[str, Any]:
+    def change(c: Commit, doc: MatchDoc, raw: Any) -> dict[str, Any]:
         t = time.time() if now is None else now
-        if idem is not None:
-            raw = _watched(pipe, idem)
-            if raw is not None:
-                return replay(raw)
+        if raw is not None:
+            return replay(raw)
         seat = doc.seat_of(pid)
         if seat is None:
             raise StoreError("forbidden", "you don't sit in this match")
@@ -520,28 +569,27 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
         assert doc.state is not None
         try:
             engine.apply_inplace(doc.state, action, seat=seat)
-        except EngineError:
-            if due:  # the timeouts stay applied even though this action is refused
-                pipe.multi()
-                _write(pipe, doc, old, deadline_jobs)
-                _count(pipe, timeouts=due)
-                pipe.execute()
-            raise
+        except EngineError as e:
+            if not due:
+                raise
+            # the timeouts stay applied even though this action is refused
+            _write(c, doc, old, deadline_jobs)
+            _count(c, timeouts=due)
+            c.error = e
+            return {}
         if doc.moved is not None:
             doc.moved[seat] = True
         _after_engine_change(doc, clk, t)
         view = respond(doc, seat, t)
-        pipe.multi()
-        _write(pipe, doc, old, deadline_jobs)
-        _count(pipe, actions=1, timeouts=due)
+        _write(c, doc, old, deadline_jobs)
+        _count(c, actions=1, timeouts=due)
         if idem is not None:
-            pipe.set(idem, orjson.dumps({"hash": fingerprint, "response": view}),
-                     ex=idempotency_ttl_s)
+            c.set(idem, orjson.dumps({"hash": fingerprint, "response": view}),
+                  ex=idempotency_ttl_s)
         return view
 
     try:
-        # (the view made in change is all that leaves it: the document can go to the cache)
-        return _transact(r, mid, change, watch=(idem,) if idem else (), hand_over=True)
+        return _transact(r, mid, change, idem=idem)
     except StoreError as e:
         # A concurrent retry with the same key may have won the race: answer as it did.
         if e.code == "version_conflict" and idem is not None:
@@ -555,7 +603,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
            deadline_jobs: bool = True) -> MatchDoc:
     """R27: the player forfeits the match."""
 
-    def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
+    def change(c: Commit, doc: MatchDoc, _: Any) -> MatchDoc:
         t = time.time() if now is None else now
         seat = doc.seat_of(pid)
         if seat is None:
@@ -564,12 +612,14 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
         clk = clock.current(r)
         due = _apply_due_timeouts(doc, t, clk, r)
         if doc.status != ACTIVE:
-            if due:  # the timeouts (or an abort) stay applied
-                pipe.multi()
-                _write(pipe, doc, old, deadline_jobs)
-                _count(pipe, timeouts=due)
-                pipe.execute()
-            raise StoreError("match_not_active", f"the match is {doc.status}")
+            not_active = StoreError("match_not_active", f"the match is {doc.status}")
+            if not due:
+                raise not_active
+            # the timeouts (or an abort) stay applied
+            _write(c, doc, old, deadline_jobs)
+            _count(c, timeouts=due)
+            c.error = not_active
+            return doc
         assert doc.state is not None
         try:
             engine.forfeit_inplace(doc.state, seat, reason="resigned")
@@ -577,9 +627,8 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
             raise StoreError("match_not_active" if e.code == "match_over" else e.code,
                              e.message) from e
         _after_engine_change(doc, clk, t)
-        pipe.multi()
-        _write(pipe, doc, old, deadline_jobs)
-        _count(pipe, timeouts=due)
+        _write(c, doc, old, deadline_jobs)
+        _count(c, timeouts=due)
         return doc
 
     return _transact(r, mid, change)
@@ -595,7 +644,7 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None,
     whatever is still due, so concurrent reads past a deadline all succeed and the timeout is
     applied once."""
 
-    def change(pipe: Pipeline, doc: MatchDoc) -> MatchDoc:
+    def change(c: Commit, doc: MatchDoc, _: Any) -> MatchDoc:
         t = time.time() if now is None else now
         old = doc.status
         if version is not None and doc.version != version:
@@ -604,9 +653,8 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None,
         due = _apply_due_timeouts(doc, t, clk, r)
         _refresh(doc, clk, t)
         if due:
-            pipe.multi()
-            _write(pipe, doc, old, deadline_jobs)
-            _count(pipe, timeouts=due)
+            _write(c, doc, old, deadline_jobs)
+            _count(c, timeouts=due)
         return doc
 
     for _ in range(EXPIRE_TRIES - 1):
@@ -651,18 +699,36 @@ def list_ids(r: redis.Redis, *, status: str | None = None, player: str | None = 
         pos += len(chunk)
 
 
-def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True) -> list[MatchDoc]:
+def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True,
+              views: bool = False) -> list[MatchDoc]:
     """The matches (missing ones left out), each with its due timeouts applied first (as
-    :func:`get`), so that lists never show a stale turn."""
+    :func:`get`), so that lists never show a stale turn. A list shows no events: only with
+    ``views`` is each read with the round in play (a read each), as a view needs."""
     if not ids:
         return []
-    raws = r.mget([keys.match(m) for m in ids])
-    docs = [doccache.parse(m, raw) for m, raw in zip(ids, raws, strict=True) if raw is not None]
+    if views:
+        docs = []
+        for m in ids:
+            try:
+                docs.append(_read(r, m)[0])
+            except StoreError:
+                continue  # gone meanwhile
+    else:
+        docs = [MatchDoc.from_stored(raw) for raw in _docs(r, ids) if raw is not None]
     now = time.time()
     clk = clock.current(r)
     return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, clk, now)
             else _refresh(d, clk, now)
             for d in docs]
+
+
+def _docs(r: redis.Redis, ids: list[str]) -> list[Any]:
+    """The stored documents (``doc`` fields) of these matches, None for a missing one: one
+    pipelined round trip (per node on a cluster), not a snapshot."""
+    pipe = r.pipeline(transaction=False)
+    for m in ids:
+        pipe.hget(keys.match(m), "doc")
+    return list(pipe.execute())
 
 
 # --------------------------------------------------------------------------- repair (cluster)
@@ -678,9 +744,9 @@ def reconcile_status_indexes(r: redis.Redis, *, batch: int = 500) -> int:
         ids = replies.texts(r.zrange(key, 0, -1))
         for start in range(0, len(ids), batch):
             chunk = ids[start:start + batch]
-            raws = r.mget([keys.match(m) for m in chunk])
+            raws = _docs(r, chunk)
             stale = [m for m, raw in zip(chunk, raws, strict=True)
-                     if raw is not None and MatchDoc.from_json(raw).status != status]
+                     if raw is not None and MatchDoc.from_stored(raw).status != status]
             if stale:
                 dropped += int(r.zrem(key, *stale))
     return dropped

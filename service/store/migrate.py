@@ -22,6 +22,12 @@ Steps:
    Match documents, players and every other key kept their names: stored matches load as
    before. A cluster started with the new layout, so nothing runs there.
 
+2. ``match-events``: a match was one JSON string, its event log inside; it is now a hash (the
+   document without the log, its version, where the round in play starts) and a list of its
+   events (``keys.match``, ``keys.match_events``; ``store/matches.py``). Each match is
+   rewritten in one transaction, under WATCH (a match already in the new form is left alone).
+   This one runs on a Redis Cluster too (SCAN on every master; a match's keys share a slot).
+
 A Redis with no version recorded is either empty (a new deployment: it is stamped with the
 current version, nothing to migrate) or from before versions were recorded: version 1 when the
 earlier start-up migration left its mark (``ll:svc:migrations`` holds ``ladder-tags``), else 0.
@@ -36,6 +42,7 @@ from typing import Any
 import redis
 
 from . import cluster, keys, replies
+from .docs import MatchDoc, event_json
 
 #: the schema version this Redis is at (an integer, as a string)
 VERSION_KEY = f"{keys.PREFIX}:svc:schema"
@@ -70,6 +77,43 @@ class Step:
     apply: Callable[[redis.Redis], Any]
 
 
+MATCH_EVENTS = "match-events"
+
+
+def match_events(r: redis.Redis) -> int:
+    """Step ``match-events``: every match stored as one JSON string (its log inside) becomes its
+    document's hash and its event list. Returns how many were rewritten."""
+    rewritten = 0
+    for raw_key in list(r.scan_iter(match=f"{keys.PREFIX}:m:*:state", count=1000)):
+        key = replies.text(raw_key)
+        mid = key[key.index("{") + 1:key.index("}")]
+        with r.pipeline() as pipe:
+            try:
+                pipe.watch(key)
+                if replies.text(pipe.type(key)) != "string":
+                    continue  # already moved (by another process), or gone
+                raw = pipe.get(key)
+                if raw is None:
+                    continue
+                try:
+                    doc = MatchDoc.from_json(raw)
+                except (TypeError, ValueError, KeyError):
+                    continue  # not a match document: nothing of ours to move
+                state = doc.state
+                pipe.multi()
+                pipe.delete(key, keys.match_events(mid))
+                pipe.hset(key, mapping={
+                    "v": doc.version, "rs": 0 if state is None else state.round_start_seq,
+                    "doc": doc.to_stored()})
+                if state is not None and state.events:
+                    pipe.rpush(keys.match_events(mid), *map(event_json, state.events))
+                pipe.execute()
+                rewritten += 1
+            except redis.WatchError:
+                continue  # someone else moved it meanwhile
+    return rewritten
+
+
 def _ladder_tags(r: redis.Redis) -> int:
     if cluster.is_cluster(r):
         return 0
@@ -100,6 +144,7 @@ def _ladder_tags(r: redis.Redis) -> int:
 #: every migration, in order; append new ones at the end (the next version number)
 STEPS: tuple[Step, ...] = (
     Step(1, LADDER_TAGS, _ladder_tags),
+    Step(2, MATCH_EVENTS, match_events),
 )
 #: the schema version this code reads and writes
 CURRENT = STEPS[-1].version

@@ -7,6 +7,7 @@ is a small function of the document here: the store renders no views of its own.
 from __future__ import annotations
 
 import threading
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +17,7 @@ from rq.registry import ScheduledJobRegistry
 
 from service import engine
 from service.store import cluster, deadlines, keys, matches, players, queues
-from service.store.docs import ACTIVE, FINISHED, WAITING, MatchDoc
+from service.store.docs import ACTIVE, ELIDED, FINISHED, WAITING, MatchDoc, event_from_json
 from service.store.errors import StoreError
 
 # Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
@@ -130,10 +131,9 @@ def test_racing_reads_past_a_deadline_apply_the_timeout_once(redis_db: redis.Red
     assert after.turn_started == pytest.approx(doc.deadline)
 
 
-def test_a_command_redis_refuses_inside_the_transaction_is_raised(redis_db: redis.Redis) -> None:
+def test_a_command_redis_refuses_inside_the_commit_is_raised(redis_db: redis.Redis) -> None:
     r = redis_db
-    # (matches._execute, which reads the transaction's replies itself on a single Redis, as
-    # redis-py's execute would: the first error, naming its command)
+    # (the commit script runs every command and answers the first refusal, as a MULTI does)
     if cluster.is_cluster(r):
         pytest.skip("on a cluster the counter is written after the commit (store/cluster.py)")
     doc, pids = started(r, deadline_jobs=False)
@@ -141,7 +141,7 @@ def test_a_command_redis_refuses_inside_the_transaction_is_raised(redis_db: redi
     pid, action = mover(doc, pids)
     with pytest.raises(redis.ResponseError) as e:
         matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
-    assert "WRONGTYPE" in str(e.value) and "HINCRBY" in str(e.value)
+    assert "WRONGTYPE" in str(e.value)
     r.delete(keys.STATS)
     doc = matches.get(r, doc.id, deadline_jobs=False)  # Redis applied the rest (no rollback)
     pid, action = mover(doc, pids)
@@ -149,40 +149,14 @@ def test_a_command_redis_refuses_inside_the_transaction_is_raised(redis_db: redi
                        deadline_jobs=False)["version"] == doc.version + 1
 
 
-def test_an_actions_commands_are_packed_byte_for_byte_as_redis_py_packs_them(
-        redis_db: redis.Redis) -> None:
-    """matches._pack (hiredis straight, one buffer) against redis-py's own packing of the same
-    commands: an action's transaction, floats and large integers, odd Unicode, raw bytes; a
-    multi-word command name and an argument hiredis refuses go through redis-py (and its
-    error)."""
-    from redis.connection import PythonRespSerializer
-
-    if cluster.is_cluster(redis_db):
-        pytest.skip("a cluster's pipeline packs its own commands (store/cluster.py)")
-    conn = redis_db.connection_pool.get_connection()
-    try:
-        reference = PythonRespSerializer(1 << 30, conn.encoder.encode)
-        doc = b'{"events":[' + b'{"seq":1},' * 2000 + b'{}]}'
-        stack = [("MULTI",), ("SET", "ll:m:{m_1}:state", doc),
-                 ("ZADD", "ll:idx:deadlines", 1796282394.0712862, "m_1"),
-                 ("XADD", "ll:p:p_1:inbox", "MAXLEN", "~", 1000, "*", "n", b'{"n":1}'),
-                 ("PUBLISH", "ll:notify:m:m_1", 4), ("HINCRBY", "ll:stats", "actions", 1),
-                 ("SET", "k\u00e9\U0001f600", 2**70, "EX", 172800), ("ZADD", "z", 1e-7, "m"),
-                 ("EXEC",)]
-        packed = matches._pack(conn, stack)
-        assert len(packed) == 1  # one write
-        assert packed[0] == b"".join(b"".join(reference.pack(*c)) for c in stack)
-        spaced = matches._pack(conn, [("CONFIG GET", "maxmemory")])
-        assert b"".join(spaced) == b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$9\r\nmaxmemory\r\n"
-        with pytest.raises(redis.DataError):
-            matches._pack(conn, [("SET", "k", None)])
-    finally:
-        redis_db.connection_pool.release(conn)
+def stored(r: redis.Redis, mid: str) -> tuple[dict[bytes, bytes], list[bytes]]:
+    """A match as Redis holds it: its document's hash and its event log."""
+    return r.hgetall(keys.match(mid)), r.lrange(keys.match_events(mid), 0, -1)
 
 
 def test_a_refused_action_changes_nothing(redis_db: redis.Redis) -> None:
     doc, pids = started(redis_db)
-    raw = redis_db.get(keys.match(doc.id))
+    raw = stored(redis_db, doc.id)
     pid, action = mover(doc, pids)
     other = pids[1 - pids.index(pid)]
     for who, act, code in ((other, action, "not_your_turn"),
@@ -196,7 +170,7 @@ def test_a_refused_action_changes_nothing(redis_db: redis.Redis) -> None:
         matches.act(redis_db, doc.id, pid, action, respond=respond,
                     expected_version=doc.version - 1)
     assert e.value.code == "version_conflict"
-    assert redis_db.get(keys.match(doc.id)) == raw
+    assert stored(redis_db, doc.id) == raw
 
 
 # --------------------------------------------------------------------------- idempotency
@@ -310,4 +284,101 @@ def test_expire_for_a_stale_version_changes_nothing(redis_db: redis.Redis) -> No
     got = matches.expire(redis_db, doc.id, now=doc.deadline + 1, version=doc.version,
                          deadline_jobs=False)
     assert got.version == moved.version
-    assert redis_db.get(keys.match(doc.id)) == moved.to_json()
+    assert redis_db.hget(keys.match(doc.id), "doc") == moved.to_stored()
+
+
+# --------------------------------------------------------------------------- the event log
+
+
+def played(r: redis.Redis, moves: int) -> tuple[MatchDoc, list[str]]:
+    doc, pids = started(r, deadline_jobs=False)
+    for _ in range(moves):
+        doc = matches.get(r, doc.id, deadline_jobs=False)
+        if doc.status != ACTIVE:
+            break
+        pid, action = mover(doc, pids)
+        matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
+    return matches.load(r, doc.id), pids
+
+
+def test_the_log_is_a_list_beside_a_document_that_does_not_hold_it(
+        redis_db: redis.Redis) -> None:
+    r = redis_db
+    doc, _ = played(r, 30)
+    assert doc.state is not None and doc.state.round > 1
+    logged = [event_from_json(raw) for raw in r.lrange(keys.match_events(doc.id), 0, -1)]
+    assert logged == doc.state.events  # index = seq, every event once, in order
+    assert [e.seq for e in logged] == list(range(len(logged)))
+    stored = r.hgetall(keys.match(doc.id))
+    assert int(stored[b"v"]) == doc.version
+    assert int(stored[b"rs"]) == doc.state.round_start_seq
+    assert b'"events"' not in zlib.decompress(stored[b"doc"])  # the log is not in it
+
+
+def test_a_view_reads_the_round_in_play_and_events_the_range_asked(
+        redis_db: redis.Redis) -> None:
+    r = redis_db
+    full, _ = played(r, 30)
+    assert full.state is not None
+    rs = full.state.round_start_seq
+    matches._known.clear()  # as a process that never read this match
+    view = matches.get(r, full.id, deadline_jobs=False)
+    assert view.state is not None and len(view.state.events) == len(full.state.events)
+    assert all(e is ELIDED for e in view.state.events[:rs])
+    assert view.state.events[rs:] == full.state.events[rs:]
+    matches._known.clear()
+    some = matches.get(r, full.id, deadline_jobs=False, events_from=3)
+    assert some.state is not None and some.state.events[3:] == full.state.events[3:]
+
+
+def test_events_this_process_holds_are_not_read_again_unless_the_log_disagrees(
+        redis_db: redis.Redis) -> None:
+    """The per-process copy of a round's events (``matches._known``) is only a shortcut: a
+    read with an old copy, a copy of another round, a copy longer than the log or one whose
+    last event the log doesn't hold (writes lost to a failover) gets exactly what a read
+    without it gets."""
+    r = redis_db
+    full, pids = played(r, 12)
+    assert full.state is not None
+    rs = full.state.round_start_seq
+    round_events = full.state.events[rs:]
+
+    def read_with(copy: tuple[int, list[Any]] | None) -> MatchDoc:
+        matches._known.pop(full.id, None)
+        if copy is not None:
+            matches._known[full.id] = copy
+        return matches.get(r, full.id, deadline_jobs=False)
+
+    bogus = engine.Event(0, 0, "bogus", {}, None)
+    other_way = [*round_events[:-1], bogus]  # a log that went another way (a failover)
+    for copy in (None, (rs, round_events[:1]), (rs, []), (0, full.state.events[:rs]),
+                 (rs, round_events + [bogus]), (rs, other_way)):
+        got = read_with(copy)
+        assert got.state is not None and got.state.events[rs:] == round_events, copy
+    # and the next action, from that copy, commits the right log
+    doc = read_with((rs, round_events[:1]))
+    pid, action = mover(doc, pids)
+    matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
+    after = matches.load(r, doc.id)
+    logged = [event_from_json(raw) for raw in r.lrange(keys.match_events(doc.id), 0, -1)]
+    assert after.state is not None and logged == after.state.events
+    assert [e.seq for e in logged] == list(range(len(logged)))
+
+
+def test_a_refused_action_commits_the_timeouts_due_through_the_one_commit(
+        redis_db: redis.Redis) -> None:
+    """Item 4 of issue 25: a refused action whose timeouts were due is refused, and the
+    timeouts stay applied, committed by the same compare-and-set as any change (one version
+    step per timeout, counted, in the log)."""
+    r = redis_db
+    doc, pids = started(r, {**CLASSIC2, "turn_timeout_s": 10}, deadline_jobs=False)
+    assert doc.deadline is not None and doc.state is not None
+    waiting = pids[1 - doc.state.turn]  # not the seat to act: refused after the timeout
+    with pytest.raises((StoreError, engine.EngineError)):
+        matches.act(r, doc.id, waiting, {"type": "play", "card": "nope"}, respond=respond,
+                    now=doc.deadline + 0.5, deadline_jobs=False)
+    after = matches.load(r, doc.id)
+    assert after.version == doc.version + 1
+    assert r.hget(keys.STATS, "timeouts") == b"1"
+    assert after.state is not None and any(
+        e.data.get("timeout") for e in after.state.events[len(doc.state.events):])

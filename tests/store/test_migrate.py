@@ -6,10 +6,16 @@ names, nothing is lost, and the ladder reads them as before."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import redis
 
-from service.store import keys, ladders, migrate
+from service import engine
+from service.engine import Event
+from service.store import keys, ladders, matches, migrate
+from service.store.docs import ELIDED
 from service.store.ladder_config import LadderConfig
 from service.store.rating import Record
 
@@ -123,3 +129,60 @@ def test_an_interrupted_migration_carries_on_from_the_last_recorded_step(
     assert migrate.run(r) == ["two", "three"]
     assert calls == ["two", "three"] and migrate.stored_version(r) == 3
     assert migrate.run(r) == [] and calls == ["two", "three"]  # once
+
+
+# --------------------------------------------------------------------------- match-events
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "match_doc_v1.json"
+
+
+def test_a_match_stored_as_one_document_is_migrated_to_its_log_and_plays_on(
+        redis_db: redis.Redis) -> None:
+    """A match written by the store before the event log was a list (tests/data): after the
+    ``match-events`` step it reads back equal, event for event, its views start at the round in
+    play, and it takes the next action."""
+    r = redis_db
+    raw = FIXTURE.read_bytes()
+    old = json.loads(raw)
+    mid = old["id"]
+    r.delete(keys.match(mid), keys.match_events(mid))
+    r.set(keys.match(mid), raw)
+    assert migrate.match_events(r) >= 1
+    assert r.type(keys.match(mid)) == b"hash"
+    assert migrate.match_events(r) == 0  # a second pass finds nothing to do
+    doc = matches.load(r, mid)
+    assert doc.state is not None
+    assert [e.to_dict(with_audience=True) for e in doc.state.events] == [
+        Event(s, rnd, t, d, None if to is None else tuple(to)).to_dict(with_audience=True)
+        for s, rnd, t, d, to in old["state"]["events"]]
+    assert doc.version == old["version"] and doc.seats == old["seats"]
+    assert {k: v for k, v in old["state"].items() if k != "events"} == \
+        {k: v for k, v in json.loads(doc.to_json())["state"].items()}
+    # a view reads the round in play only; its events are the old document's
+    rs = old["state"]["round_start_seq"]
+    got = matches.get(r, mid, now=old["turn_started"] + 1, deadline_jobs=False)
+    assert got.state is not None and got.state.round_start_seq == rs
+    assert got.state.events[rs:] == doc.state.events[rs:]
+    assert all(e is ELIDED for e in got.state.events[:rs])
+    seat = got.state.turn
+    action = engine.legal_action_dicts(got.state)[0]
+    view = matches.act(r, mid, got.seats[seat], action, deadline_jobs=False,
+                       respond=lambda d, s, t: {"version": d.version}, now=old["turn_started"] + 2)
+    assert view == {"version": old["version"] + 1}
+    after = matches.load(r, mid)
+    assert after.state is not None and after.state.events[:len(doc.state.events)] == \
+        doc.state.events
+    assert len(after.state.events) > len(doc.state.events)
+    r.delete(keys.match(mid), keys.match_events(mid))
+
+
+def test_the_match_events_step_is_registered_and_runs_once(redis_db: redis.Redis) -> None:
+    r = redis_db
+    r.delete(migrate.DONE_KEY)
+    mid = json.loads(FIXTURE.read_bytes())["id"]
+    r.delete(keys.match(mid), keys.match_events(mid))
+    r.set(keys.match(mid), FIXTURE.read_bytes())
+    assert migrate.MATCH_EVENTS in migrate.run(r)
+    assert r.llen(keys.match_events(mid)) == 144
+    assert migrate.run(r) == []
+    r.delete(keys.match(mid), keys.match_events(mid))

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import requests
 
-from service.store import keys
+from service.store import keys, matches
 from service.store.docs import MatchDoc
 from tests.support.housebots import HouseBots
 from tests.support.redis_proc import RedisProcess
@@ -102,14 +102,14 @@ class WholeStack:
 
     def load(self, match_id: str) -> MatchDoc:
         """A match as stored."""
-        return MatchDoc.from_json(self.r.get(keys.match(match_id)))
+        return matches.load(self.r, match_id)
 
     def ladder_matches(self, ladder: str, pid: str | None = None) -> list[MatchDoc]:
         """The ladder's matches (those of ``pid`` only, when given), oldest first, as stored."""
         ids = [m.decode() for m in self.r.zrange(
             keys.ALL_MATCHES if pid is None else keys.player_matches(pid), 0, -1)]
-        docs = [MatchDoc.from_json(raw) for raw in self.r.mget(
-            [keys.match(m) for m in ids]) if raw is not None] if ids else []
+        docs = [MatchDoc.from_stored(raw) for raw in (
+            self.r.hget(keys.match(m), "doc") for m in ids) if raw is not None]
         return sorted((d for d in docs if d.ladder == ladder), key=lambda d: d.created_at)
 
 

@@ -47,7 +47,7 @@ def house_bots(api_server: ApiServer, redis_server: RedisProcess,
                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         # The names they play under: house-counting-1..3, unless an earlier test on this
-        # session's Redis took one (tests/test_house_bots.py leaves house-counting-1-2 behind
+        # session's Redis took one (tests/system/test_house_bots.py leaves house-counting-1-2 behind
         # as the kept player of house-counting-1), so read them from the log.
         names: list[str] = []
         end = time.monotonic() + 40

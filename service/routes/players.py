@@ -10,9 +10,9 @@ from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...store import aborts, ladders, matches, moderation, players, presence
-from ..params import Blueprint
-from ..views import summary
+from ..http.params import Blueprint
+from ..http.views import summary
+from ..store import aborts, ladders, matches, moderation, players, presence
 from .common import (
     E400,
     E404,

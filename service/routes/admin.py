@@ -16,9 +16,9 @@ from flask import g, request
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...store import audit, inbox, moderation, players
-from ..errors import ApiError
-from ..params import Blueprint, QueryInt
+from ..http.errors import ApiError
+from ..http.params import Blueprint, QueryInt
+from ..store import audit, inbox, moderation, players
 from .common import (
     E400,
     E401,

@@ -11,7 +11,7 @@ workers, the deadline worker, the cron process forming ladder matches every seco
   absent bot is benched until it polls again.
 
 The rules themselves (what aborts, what still counts) are tested on the store in
-tests/ladder/test_abort_rule.py (store level)."""
+tests/store/test_abort_rule.py (store level)."""
 
 from __future__ import annotations
 
@@ -29,8 +29,7 @@ import pytest
 from llsdk import Bot
 from llsdk.cli import load_bot
 
-from service.store import keys
-from service.store.docs import FINISHED, MatchDoc
+from service.store.docs import FINISHED
 from tests.support import venv_executable
 from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
@@ -195,8 +194,7 @@ def test_a_seat_that_never_moves_aborts_the_rated_match(stack: Stack) -> None:
         doc = wait_for("a match for the absent bot",
                        lambda: stack.ladder_matches("abort", absent_id), timeout=15)[0]
         seat = doc.seat_of(absent_id)
-        done = wait_for("the match to end", lambda: (d := MatchDoc.from_json(
-            stack.r.get(keys.match(doc.id)))).status == FINISHED and d, timeout=30)
+        done = wait_for("the match to end", lambda: (d := stack.load(doc.id)).status == FINISHED and d, timeout=30)
         assert done.aborted is not None and done.aborted["seat"] == seat
         # the API: the public summary, both views, the lists, the rating history
         public = stack.get(f"/v1/matches/{doc.id}")

@@ -22,7 +22,7 @@ from service.store.errors import StoreError
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _start(api_server: ApiServer, redis_server: RedisProcess, log: Path,

@@ -25,7 +25,7 @@ import requests
 from tests.support.server import ApiServer
 from tests.support.stack import running_stack
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CURL_BOT = REPO / "examples" / "bots" / "curl_bot.sh"
 JS_BOT = REPO / "examples" / "bots" / "js" / "bot.mjs"
 

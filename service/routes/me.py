@@ -10,10 +10,10 @@ from flask import request
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...realtime import longpoll
-from ...store import attendance, challenge_guard, challenges, inbox, matches, players, presence
-from ..params import Blueprint, QueryFloat
-from ..views import player_view, summary
+from ..http.params import Blueprint, QueryFloat
+from ..http.views import player_view, summary
+from ..realtime import longpoll
+from ..store import attendance, challenge_guard, challenges, inbox, matches, players, presence
 from .challenges import ChallengeListSchema
 from .common import (
     AUTH,
@@ -166,14 +166,14 @@ def _attach_views(r: redis.Redis, pid: str, notices: list[dict[str, Any]]) -> No
     """Give the newest match notice of each match the caller's view of that match as it is
     now. A bot told it is its turn then posts its action at once: about 2 requests per move
     (the notice, the action) instead of 3 (the notice, the view, the action). Read as
-    GET .../view reads it (due timeouts applied first), one MGET for all the matches."""
+    GET .../view reads it (due timeouts applied first)."""
     newest: dict[str, dict[str, Any]] = {}
     for n in notices:
         if n.get("type") in MATCH_NOTICES and isinstance(n.get("match_id"), str):
             newest[n["match_id"]] = n
     if not newest:
         return
-    for doc in matches.load_many(r, list(newest), deadline_jobs=deadline_jobs()):
+    for doc in matches.load_many(r, list(newest), deadline_jobs=deadline_jobs(), views=True):
         seat = doc.seat_of(pid)
         if seat is not None:
             newest[doc.id]["view"] = player_view(doc, seat)

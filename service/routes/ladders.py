@@ -9,10 +9,10 @@ from flask import current_app
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...config import LadderConfig
-from ...store import ladders, moderation
-from ..errors import ApiError
-from ..params import Blueprint
+from ..config import LadderConfig
+from ..http.errors import ApiError
+from ..http.params import Blueprint
+from ..store import ladders, moderation
 from .common import (
     AUTH,
     E401,

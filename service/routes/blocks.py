@@ -9,10 +9,10 @@ from flask.views import MethodView
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...store import challenge_guard, challenges
-from ...store.errors import StoreError
-from ..errors import ApiError
-from ..params import Blueprint
+from ..http.errors import ApiError
+from ..http.params import Blueprint
+from ..store import challenge_guard, challenges
+from ..store.errors import StoreError
 from .common import (
     AUTH,
     E400,

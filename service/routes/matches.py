@@ -10,14 +10,10 @@ from flask.views import MethodView
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
-from ...engine.catalog import OPTION_BOUNDS
-from ...realtime import longpoll
-from ...store import attendance, keys, matches, presence
-from ...store.docs import MatchDoc
-from ...store.errors import StoreError
-from ..errors import ApiError
-from ..params import (
+from ..engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
+from ..engine.catalog import OPTION_BOUNDS
+from ..http.errors import ApiError
+from ..http.params import (
     ANY,
     MAX_INT,
     Blueprint,
@@ -28,7 +24,11 @@ from ..params import (
     if_none_match,
     plain_body_first,
 )
-from ..views import event_list, player_view, public_view, summary
+from ..http.views import event_list, player_view, public_view, summary
+from ..realtime import longpoll
+from ..store import attendance, keys, matches, presence
+from ..store.docs import MatchDoc
+from ..store.errors import StoreError
 from .common import (
     AUTH,
     E400,
@@ -317,7 +317,9 @@ class Events(MethodView):
     def get(self, args: dict[str, Any], match_id: str) -> Any:
         """The event log the caller may see (all of it once the match has ended)."""
         pid = current_player(required=False)
-        doc = _doc(match_id)
+        # (the log is read from the first event asked for on)
+        doc = matches.get(store(), match_id, deadline_jobs=deadline_jobs(),
+                          events_from=args["after"] + 1)
         seat = doc.seat_of(pid) if pid else None
         if pid is not None and seat is not None:
             attendance.note_doc(store(), pid, doc)

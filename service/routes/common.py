@@ -12,11 +12,11 @@ import orjson
 import redis
 from flask import Response, current_app, g, request
 
-from ...config import Config
-from ...realtime.notify import Notifier
-from ...store import players
-from ..errors import ApiError
-from ..views import rfc3339
+from ..config import Config
+from ..http.errors import ApiError
+from ..http.views import rfc3339
+from ..realtime.notify import Notifier
+from ..store import players
 
 
 class ErrorSchema(ma.Schema):

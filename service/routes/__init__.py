@@ -1,4 +1,4 @@
-"""HTTP blueprints, one per resource."""
+"""The HTTP API's blueprints, one per resource: parse, call the store, shape the answer."""
 
 from . import (
               account,

@@ -9,9 +9,9 @@ import marshmallow as ma
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...engine import NAMES, RULESETS, Phase
-from ...engine.catalog import OPTION_BOUNDS, OPTION_DEFAULTS
-from ..params import QueryInt
+from ..engine import NAMES, RULESETS, Phase
+from ..engine.catalog import OPTION_BOUNDS, OPTION_DEFAULTS
+from ..http.params import QueryInt
 
 CARD = f.String(validate=v.OneOf(NAMES))
 RULESET = v.OneOf(sorted(RULESETS))

@@ -9,8 +9,8 @@ from flask.views import MethodView
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...store import challenges
-from ..params import Blueprint
+from ..http.params import Blueprint
+from ..store import challenges
 from .common import (
     AUTH,
     E400,

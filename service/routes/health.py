@@ -8,7 +8,7 @@ import redis
 from flask.views import MethodView
 from redis.exceptions import RedisClusterException
 
-from ..params import Blueprint
+from ..http.params import Blueprint
 from .common import json_response, store
 
 blp = Blueprint("health", __name__, url_prefix="", description="Liveness and readiness.")

@@ -8,8 +8,8 @@ import marshmallow as ma
 from flask.views import MethodView
 from marshmallow import fields as f
 
-from ...store import moderation, players
-from ..params import Blueprint
+from ..http.params import Blueprint
+from ..store import moderation, players
 from .common import (
     AUTH,
     E401,

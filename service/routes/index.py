@@ -13,8 +13,8 @@ from typing import Any
 from flask import current_app, request
 from flask.views import MethodView
 
-from ...engine import BUILD
-from ..params import Blueprint
+from ..engine import BUILD
+from ..http.params import Blueprint
 from .common import json_response
 
 blp = Blueprint("index", __name__, url_prefix="",

@@ -25,7 +25,7 @@ from tests.support.server import ApiServer
 from tests.support.snapshot import clear_rate_limits
 
 API_WORKERS = 2
-API_ENV = {"METRICS_OPEN": "1"}  # /metrics is closed by default (tests/api/test_limits.py)
+API_ENV = {"METRICS_OPEN": "1"}  # /metrics is closed by default (tests/routes/test_limits.py)
 RID = "X-Request-ID"
 ACTIONS = "/v1/matches/<match_id>/actions"
 

@@ -166,7 +166,7 @@ def test_every_id_in_an_api_path_has_a_converter() -> None:
     from service.config import Config
     from service.http import params
     from service.http.app import create_app
-    from service.http.routes import BLUEPRINTS
+    from service.routes import BLUEPRINTS
 
     app = create_app(Config(redis_url="redis://127.0.0.1:1/0"))
     assert all(isinstance(b, params.Blueprint) for b in BLUEPRINTS), BLUEPRINTS

@@ -17,7 +17,7 @@ import pytest
 
 from service.ops.run import descendants
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="process checks read /proc")

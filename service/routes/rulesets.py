@@ -12,9 +12,9 @@ from flask.views import MethodView
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ...engine import Target
-from ...engine.catalog import describe_rulesets
-from ..params import Blueprint
+from ..engine import Target
+from ..engine.catalog import describe_rulesets
+from ..http.params import Blueprint
 from .common import json_response
 
 blp = Blueprint("rulesets", __name__, url_prefix="/v1/rulesets",
