@@ -51,6 +51,9 @@ class Config:
     challenge_max_open: int = 20
     # GET /v1/players/online: who polled (ready for challenges) within this many seconds
     online_window_s: int = 60
+    # GET /readyz: the freshest deadline-worker and rq cron heartbeats may be this old
+    # (store/heartbeats.py; only checked when enqueue_jobs)
+    ready_max_age_s: int = 15
 
     @classmethod
     def from_env(cls) -> Config:
@@ -69,6 +72,7 @@ class Config:
             challenge_ttl_s=_env_int("CHALLENGE_TTL_S", cls.challenge_ttl_s),
             challenge_max_open=_env_int("CHALLENGE_MAX_OPEN", cls.challenge_max_open),
             online_window_s=_env_int("ONLINE_WINDOW_S", cls.online_window_s),
+            ready_max_age_s=_env_int("READY_MAX_AGE_S", cls.ready_max_age_s),
         )
 
     def queue_url(self) -> str:

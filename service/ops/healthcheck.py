@@ -53,13 +53,12 @@ def check_house_bots() -> str | None:
 
 
 def _redis() -> redis.Redis:
-    import redis
-
     from ..config import Config
+    from ..store import cluster
 
-    # the worker's and cron's registrations are RQ's: on the queue Redis
-    return redis.Redis.from_url(Config.from_env().queue_url(), socket_timeout=4,
-                                socket_connect_timeout=4)
+    # the worker's and cron's registrations are RQ's: on the queue Redis (a Sentinel URL too)
+    return cluster.connect(Config.from_env().queue_url(), socket_timeout=4,
+                           socket_connect_timeout=4)
 
 
 def _fresh(heartbeat: datetime | None, now: float) -> bool:

@@ -56,7 +56,7 @@ import redis
 from redis.cluster import ClusterNode, ClusterPipeline
 from redis.cluster import RedisCluster as _RedisCluster
 
-from . import keys
+from . import keys, sentinel, sockets
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,12 @@ def is_cluster_url(url: str) -> bool:
 def queue_url(redis_url: str, queue_redis_url: str | None) -> str:
     """The Redis of RQ's queues: ``QUEUE_REDIS_URL``, else the data Redis when that is a single
     node. A cluster can't hold RQ's keys (its commands touch many slots)."""
+    for url in (redis_url, queue_redis_url):
+        if url and sentinel.is_sentinel_url(url):
+            try:
+                sentinel.parse(url)
+            except sentinel.SentinelURLError as e:
+                raise ConfigError(str(e)) from None
     if queue_redis_url and queue_redis_url != redis_url:
         if is_cluster_url(queue_redis_url):
             raise ConfigError("QUEUE_REDIS_URL must name a single Redis: RQ does not run on "
@@ -103,7 +109,12 @@ def connect(url: str, *, queue: redis.Redis | str | None = None, **kwargs: Any) 
     """A client for ``url``: a plain ``redis.Redis``, or a :class:`Cluster` (typed as
     ``redis.Redis``: it answers the same commands) for a ``redis+cluster://`` URL. ``queue``
     (a client or URL): where a cluster's RQ jobs go (a single Redis keeps them in the
-    transaction that calls for them, as ever)."""
+    transaction that calls for them, as ever). ``redis+sentinel://`` names a single Redis
+    watched by Sentinel (``store/sentinel.py``). Every client gets the data timeouts and health
+    checks of ``store/sockets.py`` unless ``kwargs`` says otherwise."""
+    kwargs = {**sockets.data_kwargs(url), **kwargs}
+    if sentinel.is_sentinel_url(url):
+        return sentinel.connect(url, **kwargs)
     if not is_cluster_url(url):
         return redis.Redis.from_url(url, **kwargs)
     parts = urlsplit(url)

@@ -65,6 +65,11 @@ PRESENCE = f"{PREFIX}:idx:presence"  # zset: player id -> last poll (epoch s)
 STATS = f"{PREFIX}:stats"  # hash: actions, timeouts -> how many were applied (GET /metrics)
 
 
+def heartbeats(role: str) -> str:
+    """zset on RQ's Redis: process name -> its last heartbeat (store/heartbeats.py)."""
+    return f"{PREFIX}:svc:hb:{role}"
+
+
 def challenge(cid: str) -> str:
     """A challenge document (JSON): challenger, opponents and their answers, options, status."""
     return f"{PREFIX}:ch:{cid}"
