@@ -103,8 +103,9 @@ def connect(url: str, *, pool_class: type[SentinelConnectionPool] = SentinelConn
         "socket_timeout", "socket_connect_timeout", "socket_keepalive")}
     sentinel_kwargs.update(u.sentinel_kwargs)
     s = Sentinel(u.sentinels, sentinel_kwargs=sentinel_kwargs)
-    return s.master_for(u.service, connection_pool_class=pool_class,
-                        **{**u.master_kwargs(), **kwargs})
+    client: redis.Redis = s.master_for(u.service, connection_pool_class=pool_class,
+                                       **{**u.master_kwargs(), **kwargs})
+    return client
 
 
 class BlockingSentinelConnectionPool(SentinelConnectionPool, redis.BlockingConnectionPool):

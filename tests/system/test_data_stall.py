@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 import requests
-from llsdk import Action, Bot, View
 
 from service.store import clock
-from service.store.docs import ACTIVE, FINISHED, MatchDoc
+from service.store.docs import ACTIVE, FINISHED
+from tests.support.ladderbots import LadderBot, check_played_out
 from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
 from tests.support.stall import stalled
@@ -41,36 +41,6 @@ BOTS = 6
 ENV = {"ENQUEUE_JOBS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second",
        "LADDERS": json.dumps([{"name": "duel", "ruleset": "classic", "seats": 2}]),
        "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": str(T), "RECOVERY_INTERVAL_S": "2"}
-
-
-class Responsive(Bot):
-    """A random legal action after a short think (so matches last a while)."""
-
-    def choose(self, view: View) -> Action:
-        time.sleep(0.2)
-        return view.legal_actions[self.rng.randrange(len(view.legal_actions))]
-
-
-class BotThread:
-    def __init__(self, url: str, name: str) -> None:
-        self.client = Client(url, Client(url).players.register(name).token)
-        self.stop = threading.Event()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            Responsive().run(self.client, ladders=["duel"], stop_event=self.stop, poll_wait=5.0)
-        except BaseException as e:  # noqa: BLE001 - reported by close()
-            self.error = e
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(timeout=15)
-        self.client.close()
-        assert self.error is None, repr(self.error)
-        assert not self.thread.is_alive(), "Bot.run did not stop"
 
 
 @dataclass
@@ -129,12 +99,6 @@ def long_poll(url: str, token: str, out: list[tuple[float, int, Any]]) -> thread
     return t
 
 
-def timeouts_of(doc: MatchDoc) -> list[dict[str, Any]]:
-    assert doc.state is not None
-    return [dict(e.data, type=e.type) for e in doc.state.events
-            if e.data.get("timeout") or (e.type == "forfeit" and e.data.get("reason") == "timeout")]
-
-
 @pytest.fixture
 def stack() -> Iterator[WholeStack]:
     with running_stack(ENV) as s:
@@ -143,7 +107,7 @@ def stack() -> Iterator[WholeStack]:
 
 def test_a_stalled_data_redis_is_an_outage_503_and_charges_no_turn(stack: WholeStack) -> None:
     s = stack
-    bots = [BotThread(s.url, f"stallbot{i}") for i in range(BOTS)]
+    bots = [LadderBot(s.url, f"stallbot{i}", ["duel"]) for i in range(BOTS)]
     try:
         running = wait_for("three rated matches running", lambda: (ms := [
             d for d in s.ladder_matches("duel") if d.status == ACTIVE]) and len(ms) >= 3 and ms,
@@ -183,11 +147,7 @@ def test_a_stalled_data_redis_is_an_outage_503_and_charges_no_turn(stack: WholeS
 
         wait_for("every rated match to finish", finished, timeout=180, every=0.5)
         for mid in ids:
-            doc = s.load(mid)
-            assert doc.state is not None and doc.ladder == "duel"
-            assert timeouts_of(doc) == [], (mid, timeouts_of(doc))
-            assert not any(doc.state.forfeited), mid
-            assert doc.aborted is None, (mid, doc.aborted)
+            check_played_out(s.load(mid))
         st = clock.stats(s.r)
         assert st["outages"] >= 1 and st["credited_s"] >= STALL_S - 5, st
         assert {"api": s.api.pid, "worker": s.worker.pid, "cron": s.cron.pid} == pids
