@@ -45,11 +45,8 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import secrets
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from copy import copy
 from typing import Any, cast
@@ -69,8 +66,6 @@ SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 OUTBOX_GRACE_S = 30.0
 #: after a job could not be queued, changes leave the queue Redis alone this long (s)
 QUEUE_BACKOFF_S = 5.0
-#: jobs of committed changes waiting to be sent, at most (JobSender)
-SENDER_BACKLOG = 10_000
 #: an outbox left behind expires by itself after this long (a week: repair runs every minute)
 OUTBOX_TTL_S = 7 * 24 * 3600
 OUTBOX_PREFIX = f"{keys.PREFIX}:fx:"
@@ -185,9 +180,8 @@ class Cluster(_RedisCluster):
     docstring); ``transaction=False`` gives the stock, non-transactional pipeline."""
 
     queue: redis.Redis | None = None
-    #: monotonic time until which committed changes don't try the queue Redis (JobSender)
+    #: monotonic time until which committed changes don't try the queue Redis (_queue_jobs)
     queue_down_until: float = 0.0
-    job_sender: JobSender | None = None
     #: replicas a transaction must reach before it counts as done (``?wait_replicas=N`` in
     #: the URL; 0: don't wait, as on a single Redis) and how long to wait for them
     wait_replicas: int = 0
@@ -394,76 +388,25 @@ class SlotPipeline(ClusterPipeline):
 
 
 def _queue_jobs(parent: Cluster, after: list[Callable[[], None]]) -> None:
-    """Hand a committed change's RQ jobs to the client's :class:`JobSender` (never waited
-    for: see there)."""
-    sender = parent.job_sender
-    if sender is None or sender.pid != os.getpid():  # (a forked child has no such thread)
-        with _SENDER_LOCK:
-            sender = parent.job_sender
-            if sender is None or sender.pid != os.getpid():
-                sender = parent.job_sender = JobSender(parent)
-    sender.send(after)
-
-
-_SENDER_LOCK = threading.Lock()
-
-
-class JobSender:
-    """Queues the RQ jobs of committed changes on the queue Redis, from a thread of its own
-    (a greenlet under gevent): a change never waits for the queue Redis.
-
-    Why: a stalled queue Redis answers nothing; each change that sent its jobs itself waited
-    the read timeout (1 s, store/sockets.py) before answering, and with six bots playing on a
-    2-worker API, the moves and wake-ups queued behind those waits left bots idle for up to
-    their whole long-poll (5 s), longer than a 3-s turn (tests/system/test_queue_stall.py).
-    Now a change only appends its jobs here. When sending fails (the queue Redis down or
-    stalled), the miss is noted in the data store (``keys.QUEUE_MISSED``, for
-    ``jobs/repair.requeue_missed``), what is waiting is dropped, and nothing is sent for
-    :data:`QUEUE_BACKOFF_S` seconds (dropped too, and noted): the repair pass queues the
-    deadline jobs of every pending turn once the queue is back, and a lost rating job is
-    found by the ladder pass. A process killed with jobs still here loses them the same way
-    (the recovery pass applies their overdue timeouts). At most :data:`SENDER_BACKLOG` jobs
-    wait; more are dropped and noted."""
-
-    def __init__(self, parent: Cluster) -> None:
-        self.parent = parent
-        self.pid = os.getpid()
-        self._jobs: deque[Callable[[], None]] = deque()
-        self._ready = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="rq-jobs", daemon=True)
-        self._thread.start()
-
-    def send(self, jobs: list[Callable[[], None]]) -> None:
-        if time.monotonic() < self.parent.queue_down_until or \
-                len(self._jobs) + len(jobs) > SENDER_BACKLOG:
-            _note_missed(self.parent)
+    """Queue a committed change's RQ jobs on the queue Redis. When that fails (the queue Redis
+    down, or stalled: a timeout after 1 s, store/sockets.py), the change stands, the miss is
+    noted in the data store (``keys.QUEUE_MISSED``, for ``jobs/repair.requeue_missed``) and
+    the changes of this process don't try for :data:`QUEUE_BACKOFF_S` seconds: while the queue
+    is away one change in 5 s per process waits a second, the others go on at full speed, and
+    the repair pass queues the deadline jobs of every pending turn once it is back (a lost
+    rating job is found by the ladder pass)."""
+    if time.monotonic() < parent.queue_down_until:
+        _note_missed(parent)
+        return
+    for fn in after:
+        try:
+            fn()
+        except redis.RedisError as exc:
+            parent.queue_down_until = time.monotonic() + QUEUE_BACKOFF_S
+            log.warning("a job of a committed change was not queued (the queue Redis: %s); "
+                        "the repair pass will", exc)
+            _note_missed(parent)
             return
-        with self._ready:
-            self._jobs.extend(jobs)
-            self._ready.notify()
-
-    def idle(self) -> bool:
-        """Whether nothing waits to be sent (for tests)."""
-        return not self._jobs
-
-    def _run(self) -> None:
-        while True:
-            with self._ready:
-                while not self._jobs:
-                    self._ready.wait()
-                fn = self._jobs.popleft()
-            try:
-                fn()
-            except redis.RedisError as exc:
-                self.parent.queue_down_until = time.monotonic() + QUEUE_BACKOFF_S
-                with self._ready:
-                    dropped = len(self._jobs) + 1
-                    self._jobs.clear()
-                log.warning("%d job(s) of committed changes not queued (the queue Redis: %s); "
-                            "the repair pass will", dropped, exc)
-                _note_missed(self.parent)
-            except Exception:  # noqa: BLE001 - a bug in one job must not stop the others
-                log.exception("queueing a job of a committed change failed")
 
 
 def _note_missed(parent: Cluster) -> None:
