@@ -40,7 +40,11 @@ SCHEMA = REPO / "tests" / "data" / "compose-spec.json"
 BIN = Path(sys.executable).parent
 SERVICES = {"redis", "api", "worker", "cron", "house-bots"}
 #: --profile cluster: a 3-master Redis Cluster for the data (docs/operations.md#redis-cluster)
-CLUSTER = {"redis-node-1", "redis-node-2", "redis-node-3", "redis-cluster"}
+CLUSTER = {"redis-node-1", "redis-node-2", "redis-node-3", "redis-node-4", "redis-node-5",
+           "redis-node-6", "redis-cluster"}
+# --profile ha: Sentinel-watched data and queue Redis, a replica each, three sentinels
+HA = {"ha-data", "ha-data-replica", "ha-queue", "ha-queue-replica", "sentinel-1", "sentinel-2",
+      "sentinel-3"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}")
 
 
@@ -93,7 +97,7 @@ def test_compose_file_follows_the_compose_specification() -> None:
 def test_compose_services_are_as_documented() -> None:
     doc = interpolate(load_compose())
     services = doc["services"]
-    assert set(services) == SERVICES | CLUSTER
+    assert set(services) == SERVICES | CLUSTER | HA
     redis = services["redis"]
     assert redis["image"].startswith("redis:7")
     cmd = command(redis)
@@ -105,7 +109,7 @@ def test_compose_services_are_as_documented() -> None:
         assert svc.get("healthcheck", {}).get("test"), f"{name} has no health check"
         # a process that dies is started again (none has to die when Redis restarts)
         assert svc.get("restart") in ("unless-stopped", "always"), f"{name}: no restart policy"
-        if name != "redis" and name not in CLUSTER:
+        if name != "redis" and name not in CLUSTER | HA:
             assert svc["build"] == "." and svc["environment"]["REDIS_URL"], name
             # RQ's Redis: the single one, also when the data is on the cluster
             assert svc["environment"]["QUEUE_REDIS_URL"] == "redis://redis:6379/0", name
@@ -119,16 +123,26 @@ def test_compose_services_are_as_documented() -> None:
     for name in CLUSTER:
         assert services[name]["profiles"] == ["cluster"] and services[name]["image"] == "redis:7"
     ports = []
-    for i in (1, 2, 3):
+    for i in (1, 2, 3, 4, 5, 6):
         cmd = command(services[f"redis-node-{i}"])
         assert cmd[cmd.index("--cluster-enabled") + 1] == "yes"
         assert cmd[cmd.index("--appendonly") + 1] == "yes"
         ports.append(cmd[cmd.index("--port") + 1])
         assert services[f"redis-node-{i}"]["volumes"][0].split(":")[0] in doc["volumes"]
     init = command(services["redis-cluster"])[-1]
-    assert "--cluster create" in init and "--cluster-replicas 0" in init
+    assert "--cluster create" in init and "--cluster-replicas 1" in init  # a replica each
     assert all(f"redis-node-{i}:{p}" in init or f"-f1):{p}" in init
-               for i, p in zip((1, 2, 3), ports, strict=True)), init
+               for i, p in zip((1, 2, 3, 4, 5, 6), ports, strict=True)), init
+    for name in HA:
+        assert services[name]["profiles"] == ["ha"] and services[name]["image"] == "redis:7"
+    for kind in ("data", "queue"):
+        replica = command(services[f"ha-{kind}-replica"])
+        assert replica[replica.index("--replicaof") + 1] == f"ha-{kind}", replica
+    for i in (1, 2, 3):
+        conf = command(services[f"sentinel-{i}"])[-1]
+        assert "--sentinel" in conf
+        for kind in ("data", "queue"):
+            assert f"sentinel monitor {kind} ha-{kind} 6379 2" in conf, conf
     for name in ("worker", "cron"):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     # Configuration only through environment variables: no env files, no mounted config.
@@ -210,7 +224,7 @@ def test_every_command_names_something_that_exists() -> None:
             assert command(svc)[0] == "redis-server"
             assert svc["healthcheck"]["test"][1:] == ["redis-cli", "ping"]
             continue
-        if name in CLUSTER:  # the redis:7 image's own programs
+        if name in CLUSTER | HA:  # the redis:7 image's own programs
             assert command(svc)[0] in ("redis-server", "sh"), name
             assert "redis-cli" in " ".join(svc["healthcheck"]["test"]), name
             continue
@@ -309,7 +323,8 @@ def test_worker_and_cron_commands_run_and_report_healthy(private_redis: RedisPro
     try:
         for role in ("worker", "cron"):
             argv = command(doc["services"][role])
-            assert private_redis.url in argv
+            # the worker reads RQ's Redis from the environment (service/jobs/rq_settings.py)
+            assert private_redis.url in argv or "service.jobs.rq_settings" in argv
             procs.append(_spawn(argv, env, log))
             _wait_healthy(role, env, procs, log)
     finally:
