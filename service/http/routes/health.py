@@ -42,21 +42,27 @@ class Health(MethodView):
 
 def _data(r: redis.Redis) -> str:
     if cluster.is_cluster(r):
-        infos: Any = r.cluster_info(target_nodes=r.PRIMARIES)  # type: ignore[attr-defined]
-        failing = sorted(node for node, info in _per_node(infos).items()
-                         if str(info.get("cluster_state")) != "ok")
-        if failing:
-            return f"cluster_state:fail on {', '.join(failing)}"
-        return "ok"
+        return _cluster_state(r)
     r.ping()
     return "ok"
 
 
-def _per_node(infos: Any) -> dict[str, dict[str, Any]]:
-    # one primary answers a dict, several a dict per node
-    if infos and all(isinstance(v, dict) for v in infos.values()):
-        return {str(k): v for k, v in infos.items()}
-    return {"cluster": infos}
+def _cluster_state(r: Any) -> str:
+    """``ok`` when every master answers and reports ``cluster_state:ok``."""
+    failing, unreachable = [], []
+    for node in r.get_primaries():
+        try:
+            info = r.cluster_info(target_nodes=node)
+        except REDIS_ERRORS:
+            unreachable.append(node.name)
+            continue
+        if str(info.get("cluster_state")) != "ok":
+            failing.append(node.name)
+    if failing:
+        return f"cluster_state:fail on {', '.join(sorted(failing))}"
+    if unreachable:
+        return f"unreachable: master(s) {', '.join(sorted(unreachable))}"
+    return "ok"
 
 
 def _queue(r: redis.Redis) -> redis.Redis | None:
