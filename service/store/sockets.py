@@ -53,7 +53,7 @@ HEALTH_CHECK_S = 15
 #: the rate limiter's connect and read timeouts (it lets a request through when they expire)
 LIMITER_TIMEOUT_S = 0.5
 #: a pub/sub connection that answers no PING for this long is reconnected (realtime/notify.py)
-PUBSUB_STALL_S = 1.5
+PUBSUB_STALL_S = 1.0
 #: how often a silent pub/sub connection is PINGed
 PUBSUB_PING_S = 0.5
 
