@@ -2,8 +2,8 @@
 
 Used by the Dockerfile and docker-compose.yml (no curl in the slim image):
 
-- ``api``: ``GET http://127.0.0.1:$PORT/readyz`` answers 200 (the process serves and Redis
-  answers);
+- ``api``: ``GET http://127.0.0.1:$PORT/readyz`` answers 200 (the process serves, the data and
+  queue Redis answer, a deadline worker and ``rq cron`` beat: http/routes/health.py);
 - ``worker``: Redis answers and an RQ worker of this host (container) has sent a heartbeat
   within ``HEALTH_MAX_AGE_S`` seconds (default 90);
 - ``cron``: the same for an ``rq cron`` scheduler of this host;
