@@ -63,6 +63,9 @@ class Config:
     admin_tokens: tuple[tuple[str, str], ...] = ()
     # served over TLS (HTTPS=1): every answer carries Strict-Transport-Security
     https: bool = False
+    # GET /readyz: the freshest deadline-worker and rq cron heartbeats may be this old
+    # (store/heartbeats.py; only checked when enqueue_jobs)
+    ready_max_age_s: int = 15
 
     @classmethod
     def from_env(cls) -> Config:
@@ -86,6 +89,7 @@ class Config:
             online_window_s=_env_int("ONLINE_WINDOW_S", cls.online_window_s),
             admin_tokens=admin_tokens(os.environ.get("ADMIN_TOKEN") or ""),
             https=os.environ.get("HTTPS", "0") == "1",
+            ready_max_age_s=_env_int("READY_MAX_AGE_S", cls.ready_max_age_s),
         )
 
     def __post_init__(self) -> None:

@@ -40,7 +40,11 @@ SCHEMA = REPO / "tests" / "data" / "compose-spec.json"
 BIN = Path(sys.executable).parent
 SERVICES = {"redis", "migrate", "api", "worker", "cron", "house-bots"}
 #: --profile cluster: a 3-master Redis Cluster for the data (docs/operations.md#redis-cluster)
-CLUSTER = {"redis-node-1", "redis-node-2", "redis-node-3", "redis-cluster"}
+CLUSTER = {"redis-node-1", "redis-node-2", "redis-node-3", "redis-node-4", "redis-node-5",
+           "redis-node-6", "redis-cluster"}
+# --profile ha: Sentinel-watched data and queue Redis, a replica each, three sentinels
+HA = {"ha-data", "ha-data-replica", "ha-queue", "ha-queue-replica", "sentinel-1", "sentinel-2",
+      "sentinel-3"}
 #: --profile proxy: nginx in front of the API (docs/operations.md#proxy)
 PROXY = {"proxy"}
 #: exact versions (no registry here to look digests up: docs/operations.md#image)
@@ -101,7 +105,7 @@ def test_compose_file_follows_the_compose_specification() -> None:
 def test_compose_services_are_as_documented() -> None:
     doc = interpolate(load_compose())
     services = doc["services"]
-    assert set(services) == SERVICES | CLUSTER | PROXY
+    assert set(services) == SERVICES | CLUSTER | PROXY | HA
     redis = services["redis"]
     assert redis["image"] == REDIS_IMAGE
     cmd = command(redis)
@@ -118,7 +122,7 @@ def test_compose_services_are_as_documented() -> None:
         assert svc.get("restart") in ("unless-stopped", "always"), f"{name}: no restart policy"
         if "build" not in svc:
             assert PINNED.match(svc["image"]), f"{name}: {svc['image']} is not an exact version"
-        if name != "redis" and name not in CLUSTER | PROXY:
+        if name != "redis" and name not in CLUSTER | PROXY | HA:
             assert svc["build"] == "." and svc["environment"]["REDIS_URL"], name
             # RQ's Redis: the single one, also when the data is on the cluster
             assert svc["environment"]["QUEUE_REDIS_URL"] == "redis://redis:6379/0", name
@@ -136,17 +140,27 @@ def test_compose_services_are_as_documented() -> None:
     for name in CLUSTER:
         assert services[name]["profiles"] == ["cluster"] and services[name]["image"] == REDIS_IMAGE
     ports = []
-    for i in (1, 2, 3):
+    for i in (1, 2, 3, 4, 5, 6):
         cmd = command(services[f"redis-node-{i}"])
         assert cmd[cmd.index("--cluster-enabled") + 1] == "yes"
         assert cmd[cmd.index("--appendonly") + 1] == "yes"
         ports.append(cmd[cmd.index("--port") + 1])
         assert services[f"redis-node-{i}"]["volumes"][0].split(":")[0] in doc["volumes"]
     init = command(services["redis-cluster"])[-1]
-    assert "--cluster create" in init and "--cluster-replicas 0" in init
+    assert "--cluster create" in init and "--cluster-replicas 1" in init  # a replica each
     assert all(f"redis-node-{i}:{p}" in init or f"-f1):{p}" in init
-               for i, p in zip((1, 2, 3), ports, strict=True)), init
-    for name in ("api", "worker", "cron"):
+               for i, p in zip((1, 2, 3, 4, 5, 6), ports, strict=True)), init
+    for name in HA:
+        assert services[name]["profiles"] == ["ha"] and services[name]["image"] == REDIS_IMAGE
+    for kind in ("data", "queue"):
+        replica = command(services[f"ha-{kind}-replica"])
+        assert replica[replica.index("--replicaof") + 1] == f"ha-{kind}", replica
+    for i in (1, 2, 3):
+        conf = command(services[f"sentinel-{i}"])[-1]
+        assert "--sentinel" in conf
+        for kind in ("data", "queue"):
+            assert f"sentinel monitor {kind} ha-{kind} 6379 2" in conf, conf
+    for name in ("worker", "cron"):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
         # the schema migration ran once, first (they refuse another schema version)
         assert services[name]["depends_on"]["migrate"]["condition"] == \
@@ -249,7 +263,7 @@ def test_every_command_names_something_that_exists() -> None:
         if name in PROXY:  # the nginx image's own
             assert svc["healthcheck"]["test"][1] == "bash", name
             continue
-        if name in CLUSTER:  # the redis image's own programs
+        if name in CLUSTER | HA:  # the redis image's own programs
             assert command(svc)[0] in ("redis-server", "sh"), name
             assert "redis-cli" in " ".join(svc["healthcheck"]["test"]), name
             continue
@@ -369,7 +383,8 @@ def test_worker_and_cron_commands_run_and_report_healthy(private_redis: RedisPro
     try:
         for role in ("worker", "cron"):
             argv = command(doc["services"][role])
-            assert private_redis.url in argv
+            # the worker reads RQ's Redis from the environment (service/jobs/rq_settings.py)
+            assert private_redis.url in argv or "service.jobs.rq_settings" in argv
             procs.append(_spawn(argv, env, log))
             _wait_healthy(role, env, procs, log)
     finally:

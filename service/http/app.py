@@ -6,18 +6,17 @@ import os
 from typing import Any
 
 import redis
+import redis.sentinel
 import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
 from ..routes import BLUEPRINTS, admin, health
 from ..routes.common import ErrorSchema
-from ..store import cluster
+from ..store import cluster, sentinel, sockets
 from . import errors, limits, metrics, params, requestlog, security, web
 
 API_TITLE = "Love Letter Arena"
@@ -92,22 +91,35 @@ REDIS_POOL_WAIT_S = 10.0
 
 
 def redis_client(url: str, *, queue_url: str | None = None) -> redis.Redis:
-    """The API's Redis client. A connection the pool kept from before a Redis restart fails on
-    first use: two quick retries on a new connection hide that; a Redis that is really down
-    then fails the request within about 0.1 s (answered 503, see errors.py) instead of after
-    redis-py's default ten retries (several seconds).
+    """The API's Redis client, with the timeouts and health checks of ``store/sockets.py``: a
+    stalled Redis fails a command after 1 s (answered 503, see errors.py). A connection the
+    pool kept from before a Redis restart fails on first use: two quick retries on a new
+    connection hide that; a Redis that is really down then fails the request within about
+    0.1 s instead of after redis-py's default ten retries (several seconds). A timeout is never
+    retried (the command may still run when Redis wakes).
 
-    On a single Redis the pool blocks: a request that finds all :data:`REDIS_POOL_SIZE`
-    connections busy waits for one. redis-py's default pool fails at once instead ("Too many
-    connections", at 100 since redis-py 6), which 5,000 long-polls waking together on two
-    processes (``bench/longpoll.py``) turned into thousands of 503s; a command holds its
-    connection for well under a millisecond, so a few dozen serve a process."""
-    retry = Retry(ExponentialBackoff(cap=0.1, base=0.02), 2)
+    On a single Redis (or a Sentinel-watched one) the pool blocks: a request that finds all
+    :data:`REDIS_POOL_SIZE` connections busy waits for one. redis-py's default pool fails at
+    once instead ("Too many connections", at 100 since redis-py 6), which 5,000 long-polls
+    waking together on two processes (``bench/longpoll.py``) turned into thousands of 503s; a
+    command holds its connection for well under a millisecond, so a few dozen serve a
+    process."""
+    kwargs = sockets.data_kwargs(url)
+    if sentinel.is_sentinel_url(url):
+        base = redis.sentinel.SentinelManagedConnection
+        if sentinel.parse(url).ssl:
+            base = redis.sentinel.SentinelManagedSSLConnection
+        client = sentinel.connect(
+            url, pool_class=sentinel.BlockingSentinelConnectionPool,
+            max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_WAIT_S,
+            connection_class=base, **kwargs)
+        client.auto_close_connection_pool = True
+        return client
     if not cluster.is_cluster_url(url):
         pool = redis.BlockingConnectionPool.from_url(
-            url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_WAIT_S, retry=retry)
+            url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_WAIT_S, **kwargs)
         client = redis.Redis(connection_pool=pool)
         client.auto_close_connection_pool = True
         return client
-    return cluster.connect(url, queue=queue_url if queue_url != url else None, retry=retry)
+    return cluster.connect(url, queue=queue_url if queue_url != url else None, **kwargs)
 

@@ -35,6 +35,7 @@ from limits import parse_many
 from ..config import Config
 from ..routes import admin
 from ..routes.common import refuse_banned, token_sent, verified_player
+from ..store import sentinel, sockets
 from .errors import ApiError
 
 #: endpoint -> (Config attribute holding its per-address limit, methods it applies to). A new
@@ -90,6 +91,7 @@ def init_app(app: Flask, cfg: Config, *, api: list[Blueprint], exempt: list[Any]
         key_func=caller_key, app=app, application_limits=[cfg.rate_limit],
         application_limits_exempt_when=lambda: request.blueprint not in names,
         headers_enabled=True, storage_uri=_limits_uri(cfg.redis_url),
+        storage_options=_limits_options(cfg.redis_url),
         enabled=cfg.rate_limits_enabled, strategy="fixed-window", key_prefix="ll:rl",
         # Redis down: let the request through to its own 503 (service_unavailable), not a 500
         swallow_errors=True)
@@ -142,7 +144,26 @@ def _limit_unknown_paths(app: Flask, limiter: Limiter, limit: str) -> None:
 
 def _limits_uri(redis_url: str) -> str:
     # the `limits` package spells unix sockets redis+unix://, and takes redis+cluster:// as we
-    # do, without our own options (wait_replicas: store/cluster.py)
+    # do, without our own options (wait_replicas: store/cluster.py); its Sentinel URL has no
+    # database number and no sentinel credentials (given in _limits_options)
+    if sentinel.is_sentinel_url(redis_url):
+        u = sentinel.parse(redis_url)
+        auth = redis_url.partition("://")[2].rpartition("@")[0]
+        hosts = ",".join(f"{h}:{p}" for h, p in u.sentinels)
+        return f"redis+sentinel://{auth + '@' if auth else ''}{hosts}/{u.service}"
     if redis_url.startswith("unix://"):
         return "redis+unix://" + redis_url.removeprefix("unix://")
     return redis_url.partition("?")[0] if "+cluster://" in redis_url else redis_url
+
+
+def _limits_options(redis_url: str) -> dict[str, Any]:
+    """The limiter's connection settings: short timeouts (``sockets.LIMITER_TIMEOUT_S``): a
+    stalled Redis lets the request through to its own commands, which answer the 503."""
+    t = sockets.LIMITER_TIMEOUT_S
+    opts: dict[str, Any] = {"socket_timeout": t, "socket_connect_timeout": t}
+    if sentinel.is_sentinel_url(redis_url):
+        u = sentinel.parse(redis_url)
+        opts["db"] = u.db
+        opts["sentinel_kwargs"] = {"socket_timeout": t, "socket_connect_timeout": t,
+                                   **u.sentinel_kwargs}
+    return opts

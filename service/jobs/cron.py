@@ -5,6 +5,8 @@ cron`` that survives a Redis restart; plain ``rq cron service/jobs/cron.py`` als
 - ladder.schedule: one scheduling pass per configured ladder, at the ladder's interval_s;
 - repair.run: on a Redis Cluster, the effects of changes whose process died mid-way (every
   REPAIR_INTERVAL_S, 60 s; store/cluster.py); nothing on a single Redis;
+- repair.requeue_missed: the deadline jobs that changes could not queue while a cluster's
+  queue Redis was down or stalled (every RECOVERY_INTERVAL_S, 10 s; one GET when none);
 - challenges.expire: close unanswered challenges past their expiry (every CHALLENGE_SWEEP_S,
   5 s; reads close them too, so this only bounds how late an unread one is announced)."""
 
@@ -19,6 +21,10 @@ cron.register(timeouts.recover, "default",
               interval=int(os.environ.get("RECOVERY_INTERVAL_S", "10")))
 
 cron.register(repair.run, "default", interval=int(os.environ.get("REPAIR_INTERVAL_S", "60")))
+
+# deadline jobs a cluster's changes could not queue (its queue Redis was away): one GET when none
+cron.register(repair.requeue_missed, "default",
+              interval=int(os.environ.get("RECOVERY_INTERVAL_S", "10")))
 
 cron.register(challenges.expire, "default",
               interval=int(os.environ.get("CHALLENGE_SWEEP_S", "5")))

@@ -20,6 +20,7 @@ import redis
 from rq.cron import CronScheduler
 from rq.exceptions import StopRequested
 
+from ..store import cluster, heartbeats
 from . import joblog, repair
 
 log = logging.getLogger("service.jobs.cron_runner")
@@ -27,6 +28,8 @@ log = logging.getLogger("service.jobs.cron_runner")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 #: seconds between two tries while Redis is unreachable
 RETRY_S = 1.0
+#: the longest sleep between two passes (each pass sends a heartbeat: store/heartbeats.py)
+BEAT_S = 5.0
 
 
 class ResilientCronScheduler(CronScheduler):
@@ -44,6 +47,7 @@ class ResilientCronScheduler(CronScheduler):
                     if self.enqueue_jobs():
                         self.save()
                     self.heartbeat()
+                    heartbeats.beat(self.connection, heartbeats.CRON, self.name)  # /readyz
                     if down:
                         self.log.warning("CronScheduler %s: Redis is back", self.name)
                         down = False
@@ -54,7 +58,9 @@ class ResilientCronScheduler(CronScheduler):
                     down = True
                     time.sleep(RETRY_S)
                     continue
-                sleep_time = self.calculate_sleep_interval()
+                # wake at least every BEAT_S: the heartbeat must stay fresh even when every
+                # job's interval is longer
+                sleep_time = min(self.calculate_sleep_interval(), BEAT_S)
                 if sleep_time > 0:
                     time.sleep(sleep_time)
         except (KeyboardInterrupt, StopRequested):
@@ -86,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         repair.startup()  # migrations (single Redis), repair pass (cluster)
     except REDIS_DOWN as exc:
         logging.getLogger(__name__).warning("start-up repair skipped, Redis down: %s", exc)
-    cron = ResilientCronScheduler(connection=redis.Redis.from_url(args.url),
+    # RQ's Redis, with the data timeouts (store/sockets.py): cron never blocks on a pop, so a
+    # stalled Redis fails its commands after a second and the loop tries again
+    cron = ResilientCronScheduler(connection=cluster.connect(args.url),
                                   logging_level=args.logging_level)
     cron.load_config_from_file(args.config_path)
     cron.start()

@@ -31,16 +31,17 @@ _clients: dict[tuple[str, str], redis.Redis] = {}
 
 
 def data_redis(job_connection: redis.Redis | None = None) -> redis.Redis:
-    """The data Redis (``REDIS_URL``). With a single Redis that is RQ's own, so a job's
-    connection serves; a cluster's client is made once per process (RQ then runs on
-    ``QUEUE_REDIS_URL``, store/cluster.py)."""
+    """The data Redis (``REDIS_URL``), on a client of this process's own with the data
+    timeouts and health checks (``store/sockets.py``), made once per process. Never the job's
+    own connection, even when RQ runs on the same Redis: RQ sets that one's read timeout for
+    its blocking pop (about 415 s), so a stalled Redis would hold a job, and the clock keeper
+    ticking on it, for minutes. (``job_connection`` is accepted for the callers that pass it.)"""
     cfg = Config.from_env()
-    if job_connection is not None and not cluster.is_cluster_url(cfg.redis_url):
-        return job_connection
     key = (cfg.redis_url, cfg.queue_url())
     client = _clients.get(key)
     if client is None:
-        client = _clients[key] = cluster.connect(cfg.redis_url, queue=key[1])
+        queue = key[1] if cluster.is_cluster_url(cfg.redis_url) else None
+        client = _clients[key] = cluster.connect(cfg.redis_url, queue=queue)
     return client
 
 

@@ -56,7 +56,7 @@ from rq.scripts import acquire_or_refresh_lock
 from rq.utils import now
 from rq.worker import SimpleWorker
 
-from ..store import clock, replies
+from ..store import clock, heartbeats, replies
 from .timeouts import data_redis
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,7 @@ class DeadlineScheduler(RQScheduler):
         self.last_heartbeat = now()
         self.save()
         self.acquire_locks()
+        heartbeats.beat(self.connection, heartbeats.DEADLINE_WORKER, self.name)  # /readyz
 
     def work(self) -> None:
         self._install_signal_handlers()

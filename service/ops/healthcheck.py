@@ -2,8 +2,8 @@
 
 Used by the Dockerfile and docker-compose.yml (no curl in the slim image):
 
-- ``api``: ``GET http://127.0.0.1:$PORT/readyz`` answers 200 (the process serves and Redis
-  answers);
+- ``api``: ``GET http://127.0.0.1:$PORT/readyz`` answers 200 (the process serves, the data and
+  queue Redis answer, a deadline worker and ``rq cron`` beat: http/routes/health.py);
 - ``worker``: Redis answers and an RQ worker of this host (container) has sent a heartbeat
   within ``HEALTH_MAX_AGE_S`` seconds (default 90);
 - ``cron``: the same for an ``rq cron`` scheduler of this host;
@@ -53,13 +53,12 @@ def check_house_bots() -> str | None:
 
 
 def _redis() -> redis.Redis:
-    import redis
-
     from ..config import Config
+    from ..store import cluster
 
-    # the worker's and cron's registrations are RQ's: on the queue Redis
-    return redis.Redis.from_url(Config.from_env().queue_url(), socket_timeout=4,
-                                socket_connect_timeout=4)
+    # the worker's and cron's registrations are RQ's: on the queue Redis (a Sentinel URL too)
+    return cluster.connect(Config.from_env().queue_url(), socket_timeout=4,
+                           socket_connect_timeout=4)
 
 
 def _fresh(heartbeat: datetime | None, now: float) -> bool:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import redis
 
-from ..store import cluster
+from ..store import cluster, sockets
 from ..store.keys import NOTIFY_PATTERN as PATTERN
 from ..store.keys import match_channel, player_channel, shard_channels
 
@@ -45,6 +45,37 @@ class _NoGauge:
 
     def dec(self, amount: float = 1) -> None:
         pass
+
+
+def pump(pubsub: Any, *, ping_s: float = sockets.PUBSUB_PING_S,
+         stall_s: float = sockets.PUBSUB_STALL_S) -> Iterator[dict[str, Any]]:
+    """The messages of a subscribed ``pubsub``, for as long as its Redis answers.
+
+    A subscription is silent for as long as nothing happens, so it can't read with the data's
+    read timeout (``store/sockets.py``: it would give up after a quiet second) nor without one
+    (a stalled Redis would never be noticed, and the long-polls would wait on it for their
+    whole ``wait``). So it reads in slices of ``ping_s`` and, after a silent slice, PINGs:
+    Redis answers a subscribed connection's PING in the same stream. Nothing heard for
+    ``stall_s`` after a PING raises ``redis.TimeoutError``: the caller treats it as a lost
+    subscription (wakes every poller, which reads, fails and answers 503 as in an outage, and
+    subscribes again)."""
+    heard = time.monotonic()
+    pinged: float | None = None
+    while True:
+        msg = pubsub.get_message(timeout=ping_s)
+        now = time.monotonic()
+        if msg is not None:
+            heard, pinged = now, None
+            if msg.get("type") in ("pong", b"pong"):
+                continue
+            yield msg
+            continue
+        if pinged is not None and now - pinged >= stall_s:
+            raise redis.TimeoutError(
+                f"pub/sub: no answer to a PING for {now - pinged:.1f} s (Redis stalled)")
+        if pinged is None and now - heard >= ping_s:
+            pubsub.ping()
+            pinged = now
 
 
 class Notifier:
@@ -96,7 +127,7 @@ class Notifier:
                 self._subscribed.set()
                 failing = False
                 self._wake_all()
-                for msg in pubsub.listen():
+                for msg in pump(pubsub):
                     self._notify(msg.get("channel"))
             except (redis.ConnectionError, redis.TimeoutError, OSError) as exc:
                 self._lost(exc, failing)
@@ -160,7 +191,7 @@ class Notifier:
 
     def _listen_shard(self, ps: Any, broken: threading.Event) -> None:
         try:
-            for msg in ps.listen():
+            for msg in pump(ps):
                 kind = msg.get("type")
                 if kind in ("smessage", b"smessage"):
                     self._notify(msg.get("data"))

@@ -162,14 +162,21 @@ def forget() -> None:
 # --------------------------------------------------------------------------- writers
 
 _TICK = """
-local now, maxgap, slack = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local maxgap, slack = tonumber(ARGV[2]), tonumber(ARGV[3])
+local now, nows = tonumber(ARGV[1]), ARGV[1]
+if nows == '' then
+  if redis.replicate_commands then redis.replicate_commands() end
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+  nows = string.format('%.17g', now)
+end
 local h = redis.call('HMGET', KEYS[1], 'beat', 'off', 'api')
 local beat, off, api = tonumber(h[1]), tonumber(h[2]) or 0, tonumber(h[3])
 if not beat then
-  redis.call('HSET', KEYS[1], 'beat', ARGV[1], 'off', '0')
+  redis.call('HSET', KEYS[1], 'beat', nows, 'off', '0')
   return 'started'
 end
-local hz, hzs = now, ARGV[1]
+local hz, hzs = now, nows
 if api and api + slack < hz then
   hz = api + slack
   hzs = string.format('%.17g', hz)
@@ -191,9 +198,17 @@ return out
 
 def tick(r: redis.Redis, now: float | None = None) -> str:
     """The keeper's tick (see the module docstring). Returns ``started`` (the first tick ever),
-    ``ran``, ``held`` (the API is down: the clock stands) or ``resumed:<seconds credited>``."""
-    now = time.time() if now is None else now
-    out = r.eval(_TICK, 1, KEY, repr(now), repr(MAX_GAP_S), repr(API_SLACK_S))
+    ``ran``, ``held`` (the API is down: the clock stands) or ``resumed:<seconds credited>``.
+
+    A real tick (``now`` None) reads the time in the script, from Redis (``TIME``), not from
+    the keeper: a tick sent while Redis stalls (SIGSTOP, a long fork) times out on the keeper's
+    side but still sits in Redis's socket buffer, and runs when Redis wakes. Stamped with the
+    keeper's time, the ticks buffered through a 12-s stall would run one after the other with
+    gaps of about a second each, and the stall would go unnoticed (charged to every pending
+    turn); stamped when they run, the first of them finds the whole gap and credits it, as
+    after an outage. (Redis's clock and the hosts' are assumed in step, as everywhere here.)"""
+    arg = "" if now is None else repr(now)
+    out = r.eval(_TICK, 1, KEY, arg, repr(MAX_GAP_S), repr(API_SLACK_S))
     return out.decode() if isinstance(out, bytes) else str(out)
 
 

@@ -57,13 +57,15 @@ from redis.cluster import ClusterNode, ClusterPipeline
 from redis.cluster import RedisCluster as _RedisCluster
 from redis.exceptions import RedisClusterException
 
-from . import keys
+from . import keys, sentinel, sockets
 
 log = logging.getLogger(__name__)
 
 SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 #: an outbox older than this is applied by the repair pass (the committing process died)
 OUTBOX_GRACE_S = 30.0
+#: after a job could not be queued, changes leave the queue Redis alone this long (s)
+QUEUE_BACKOFF_S = 5.0
 #: an outbox left behind expires by itself after this long (a week: repair runs every minute)
 OUTBOX_TTL_S = 7 * 24 * 3600
 OUTBOX_PREFIX = f"{keys.PREFIX}:fx:"
@@ -85,6 +87,12 @@ def is_cluster_url(url: str) -> bool:
 def queue_url(redis_url: str, queue_redis_url: str | None) -> str:
     """The Redis of RQ's queues: ``QUEUE_REDIS_URL``, else the data Redis when that is a single
     node. A cluster can't hold RQ's keys (its commands touch many slots)."""
+    for url in (redis_url, queue_redis_url):
+        if url and sentinel.is_sentinel_url(url):
+            try:
+                sentinel.parse(url)
+            except sentinel.SentinelURLError as e:
+                raise ConfigError(str(e)) from None
     if queue_redis_url and queue_redis_url != redis_url:
         if is_cluster_url(queue_redis_url):
             raise ConfigError("QUEUE_REDIS_URL must name a single Redis: RQ does not run on "
@@ -104,7 +112,12 @@ def connect(url: str, *, queue: redis.Redis | str | None = None, **kwargs: Any) 
     """A client for ``url``: a plain ``redis.Redis``, or a :class:`Cluster` (typed as
     ``redis.Redis``: it answers the same commands) for a ``redis+cluster://`` URL. ``queue``
     (a client or URL): where a cluster's RQ jobs go (a single Redis keeps them in the
-    transaction that calls for them, as ever)."""
+    transaction that calls for them, as ever). ``redis+sentinel://`` names a single Redis
+    watched by Sentinel (``store/sentinel.py``). Every client gets the data timeouts and health
+    checks of ``store/sockets.py`` unless ``kwargs`` says otherwise."""
+    kwargs = {**sockets.data_kwargs(url), **kwargs}
+    if sentinel.is_sentinel_url(url):
+        return sentinel.connect(url, **kwargs)
     if not is_cluster_url(url):
         return redis.Redis.from_url(url, **kwargs)
     parts = urlsplit(url)
@@ -167,6 +180,8 @@ class Cluster(_RedisCluster):
     docstring); ``transaction=False`` gives the stock, non-transactional pipeline."""
 
     queue: redis.Redis | None = None
+    #: monotonic time until which committed changes don't try the queue Redis (_queue_jobs)
+    queue_down_until: float = 0.0
     #: replicas a transaction must reach before it counts as done (``?wait_replicas=N`` in
     #: the URL; 0: don't wait, as on a single Redis) and how long to wait for them
     wait_replicas: int = 0
@@ -339,11 +354,8 @@ class SlotPipeline(redis.Redis):
                 results[i] = res
         if effects:
             apply_outbox(self.parent, effects, box)
-        for fn in after:
-            try:
-                fn()
-            except redis.RedisError as exc:  # the passes that catch lost jobs will
-                log.warning("a job of a committed change was not queued: %s", exc)
+        if after:
+            _queue_jobs(self.parent, after)
         if later_reads:
             plain = self.parent.plain_pipeline()
             for i in later_reads:
@@ -418,6 +430,41 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
             r.delete(box)
     except redis.RedisError as exc:  # committed: the repair pass applies the outbox
         log.warning("effects of a committed change left to the repair pass: %s", exc)
+
+
+def _queue_jobs(parent: Cluster, after: list[Callable[[], None]]) -> None:
+    """Queue a committed change's RQ jobs on the queue Redis. When that fails (the queue Redis
+    down, or stalled: a timeout after 1 s, store/sockets.py), the change stands, the miss is
+    noted in the data store (``keys.QUEUE_MISSED``, for ``jobs/repair.requeue_missed``) and
+    the changes of this process don't try for :data:`QUEUE_BACKOFF_S` seconds: while the queue
+    is away one change in 5 s per process waits a second, the others go on at full speed, and
+    the repair pass queues the deadline jobs of every pending turn once it is back (a lost
+    rating job is found by the ladder pass)."""
+    if time.monotonic() < parent.queue_down_until:
+        _note_missed(parent)
+        return
+    for fn in after:
+        try:
+            fn()
+        except redis.RedisError as exc:
+            parent.queue_down_until = time.monotonic() + QUEUE_BACKOFF_S
+            log.warning("a job of a committed change was not queued (the queue Redis: %s); "
+                        "the repair pass will", exc)
+            _note_missed(parent)
+            return
+
+
+def _note_missed(parent: Cluster) -> None:
+    try:
+        parent.set(keys.QUEUE_MISSED, repr(time.time()))
+    except (redis.RedisError, RedisClusterException) as exc:  # the data too: recover() will
+        log.warning("could not note a job left unqueued: %s", exc)
+
+
+def queue_jobs(r: Any, after: list[Callable[[], None]]) -> None:
+    """:func:`_queue_jobs` for a change committed outside a pipeline of this module (a match's
+    commit script, ``store/matches.py``): the same backoff, the same note for the repair pass."""
+    _queue_jobs(r, after)
 
 
 def apply(r: Cluster, effects: list[list[Any]]) -> None:

@@ -32,7 +32,7 @@ from .docs import ACTIVE, MatchDoc
 from .queues import DEADLINES as QUEUE
 from .queues import TIMEOUT_JOB as JOB
 
-__all__ = ["JOB", "QUEUE", "job_id", "queue", "when"]
+__all__ = ["JOB", "QUEUE", "job_id", "queue", "requeue", "when"]
 
 
 def job_id(mid: str, version: int, attempt: int = 0) -> str:
@@ -81,3 +81,16 @@ def _enqueue(pipe: Pipeline, q: Queue, mid: str, version: int, at: float,
                  result_ttl=60, failure_ttl=24 * 3600, job_timeout=30)
     # The exact deadline as the score (see the module docstring); same MULTI, after RQ's ZADD.
     pipe.zadd(ScheduledJobRegistry(queue=q).key, {jid: at})
+
+
+def requeue(qr: redis.Redis, doc: MatchDoc) -> bool:
+    """Queue the pending turn's timeout job straight on RQ's Redis ``qr``, outside any change
+    (the repair of jobs a change could not queue: ``jobs/repair.requeue_missed``). A job
+    already there is written again under its own id, which changes nothing. False: no turn
+    is pending."""
+    if doc.status != ACTIVE or doc.deadline is None:
+        return False
+    with qr.pipeline() as qpipe:
+        _enqueue(qpipe, Queue(QUEUE, connection=qr), doc.id, doc.version, doc.deadline, 0)
+        qpipe.execute()
+    return True

@@ -380,13 +380,19 @@ def _commit(r: redis.Redis, doc: MatchDoc, read_version: int, read_events: int,
     if effects:
         cluster.apply_outbox(r, effects, box)
     if c.jobs:
-        try:
+        def queue() -> None:
             pipe = r.pipeline()
             for job in c.jobs:
                 job(pipe)
             pipe.execute()
-        except redis.RedisError as exc:  # committed: the passes that catch lost jobs will
-            log.warning("a job of a committed change of %s was not queued: %s", mid, exc)
+
+        if cluster.is_cluster(r):  # (a queue Redis away: backed off, noted for the repair pass)
+            cluster.queue_jobs(r, [queue])
+        else:
+            try:
+                queue()
+            except redis.RedisError as exc:  # committed: the passes that catch lost jobs will
+                log.warning("a job of a committed change of %s was not queued: %s", mid, exc)
     return True
 
 

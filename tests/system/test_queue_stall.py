@@ -1,0 +1,143 @@
+"""A stalled queue Redis (issue 24, item 1), on the whole stack over a Redis Cluster (3 masters)
+with RQ on a Redis of its own (``QUEUE_REDIS_URL``), which is SIGSTOPped for 12 s while
+present SDK bots play 3-s turns in rated ladder matches:
+
+- the API keeps serving moves: every running match moves on during the stall (a change that
+  can't queue its deadline job stands; the next ones don't even try for a few seconds:
+  store/cluster.py);
+- no turn is charged for it: the matches finish by play (no timeout, forfeit or abort), and a
+  turn that was pending through the stall (a seat that never moves) times out only a whole
+  turn after the queue is back (the clock keeper stood still with its scheduler);
+- the deadlines that could not be queued are put right once the queue answers again
+  (``jobs/repair.requeue_missed``): a match started during the stall, with a seat that never
+  moves, gets its timeouts, each turn's once."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from service.store import keys
+from service.store.docs import ACTIVE, FINISHED
+from tests.support.ladderbots import LadderBot, check_played_out, timeouts_of
+from tests.support.redis_cluster import ClusterStack, find_cluster_tools
+from tests.support.rqproc import RqCron, RqWorker
+from tests.support.sdkclient import Client
+from tests.support.server import ApiServer
+from tests.support.stack import WholeStack, running_stack, wait_for
+from tests.support.stall import stalled
+
+pytestmark = pytest.mark.timeout(300)
+
+T = 3
+STALL_S = 12.0
+ENV = {"ENQUEUE_JOBS": "1", "RATE_LIMITS": "0",
+       "LADDERS": json.dumps([{"name": "duel", "ruleset": "classic", "seats": 2}]),
+       "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": str(T), "RECOVERY_INTERVAL_S": "2"}
+IDLE = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy": "auto",
+        "max_timeouts": 50, "first_seat": 0}
+
+
+class ClusterWholeStack(WholeStack):
+    """:class:`WholeStack` over a private Redis Cluster, RQ on a single Redis of its own."""
+
+    def __init__(self, env: dict[str, str], **_: object) -> None:
+        self.rp = ClusterStack(masters=3).start()  # type: ignore[assignment]
+        env = {**env, **self.rp.env}
+        self.api = ApiServer(self.rp.url, workers=2, env=env)
+        self.worker = RqWorker(self.rp.url, env=env)
+        self.cron = RqCron(self.rp.url, env=env)
+        self.r = self.rp.client()
+        self.http = requests.Session()
+        self.http.trust_env = False
+        self.with_house_bots = False
+        self.house = None
+
+
+@pytest.fixture
+def stack() -> Iterator[ClusterWholeStack]:
+    tools = find_cluster_tools()
+    if isinstance(tools, str):
+        pytest.skip(tools)
+    with running_stack(ENV, cls=ClusterWholeStack) as s:
+        yield s
+
+
+def idle_match(url: str, name: str) -> str:
+    """A match whose first seat never moves: its turns time out, one by one."""
+    idle = Client(url, Client(url).players.register(f"{name}-idle").token)
+    other = Client(url, Client(url).players.register(f"{name}-other").token)
+    mid = idle.matches.create(**IDLE).match_id
+    idle.matches.join(mid)
+    other.matches.join(mid)
+    idle.close()
+    other.close()
+    return str(mid)
+
+
+def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
+        stack: ClusterWholeStack) -> None:
+    s = stack
+    queue = s.rp.queue  # type: ignore[attr-defined]
+    # (long-polls of 2 s, below the 3-s turn: on this cluster stack a bot's long-poll was now
+    # and then not woken by its opponent's move after a queue stall, see docs/operations.md
+    # "Stalls"; a poll that ends by itself then still leaves the bot time to move)
+    bots = [LadderBot(s.url, f"qbot{i}", ["duel"], poll_wait=2.0) for i in range(6)]
+    try:
+        running = wait_for("three rated matches running", lambda: (ms := [
+            d for d in s.ladder_matches("duel") if d.status == ACTIVE]) and len(ms) >= 3 and ms,
+            timeout=90)
+        ids = [d.id for d in running]
+        pending = idle_match(s.url, "before")
+        time.sleep(0.5)  # its first turn is pending: due 2.5 s into the stall
+        before = {m: s.load(m).version for m in ids}
+        assert timeouts_of(s.load(pending)) == []
+
+        with stalled(queue):
+            down = time.time()
+            time.sleep(2.0)
+            started_during = idle_match(s.url, "during")  # its deadline job can't be queued
+            joined = s.load(started_during).version
+            time.sleep(STALL_S - 2.0)
+            moved = {m: s.load(m).version for m in ids}
+            missed = s.r.get(keys.QUEUE_MISSED)
+        up = time.time()
+
+        # the API served moves all along
+        for m in ids:
+            assert moved[m] > before[m] + 2 or s.load(m).status == FINISHED, (m, before, moved)
+        assert missed is not None, "no change noted a job it could not queue"
+
+        wait_for("every rated match to finish", lambda: all(
+            s.load(m).status == FINISHED for m in ids), timeout=180, every=0.5)
+        for m in ids:
+            check_played_out(s.load(m))
+
+        def first_timeout(mid: str) -> float | None:
+            doc = s.load(mid)
+            return doc.timed_out_at if timeouts_of(doc) else None
+
+        # pending through the stall: a whole turn again once the queue was back
+        at = float(wait_for("the pending turn's timeout", lambda: first_timeout(pending),
+                            timeout=60))
+        assert at >= up + T - 1.0, (at - up, down)
+        # started during the stall, its job never queued then: put right by the repair pass
+        wait_for("the unqueued deadline's timeout", lambda: first_timeout(started_during),
+                 timeout=60)
+        wait_for("two more timeouts of it", lambda: len(timeouts_of(
+            s.load(started_during))) >= 3, timeout=60)
+        # nobody moves there: every version since the joins is one turn's timeout, once
+        doc = s.load(started_during)
+        assert len(timeouts_of(doc)) == doc.version - joined, (len(timeouts_of(doc)),
+                                                               doc.version, joined)
+        wait_for("the missed-jobs note to be cleared", lambda: s.r.get(keys.QUEUE_MISSED)
+                 is None, timeout=30)
+        assert "queued the deadline jobs" in s.worker.log_text()
+        assert s.api.running and s.worker.running and s.cron.running
+    finally:
+        for b in bots:
+            b.close()
