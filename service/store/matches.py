@@ -3,9 +3,10 @@ read, change it through the engine, then write the document, indexes, idempotenc
 wake-up in one MULTI/EXEC that fails if anything moved in between. A lost race is answered
 ``version_conflict``; changes are never merged.
 
-``deadline_jobs`` (every function that may write): whether a turn that starts gets its RQ
-deadline job in the same MULTI (``store/deadlines.py``). The API passes its ``ENQUEUE_JOBS``
-setting; with False, timeouts are applied lazily only (by whoever reads the match next)."""
+A turn's deadline is the match's entry in the deadline index (``store/deadlines.py``), written
+in the same MULTI; the deadline dispatcher turns it into an RQ job when it is due.
+``deadline_jobs`` (every function that may write) no longer changes anything: it is kept so
+that callers need not change with this module."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from redis.client import Pipeline
 
 from .. import engine
 from ..engine import EngineError
-from . import clock, cluster, deadlines, doccache, inbox, keys, players, queues, replies
+from . import clock, cluster, doccache, inbox, keys, players, queues, replies
 from .docs import ACTIVE, CHOSEN_KEY, FINISHED, FIXABLE_OPTIONS, WAITING, MatchDoc
 from .errors import StoreError
 
@@ -199,8 +200,6 @@ def _write(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs:
     else:
         pipe.zrem(keys.DEADLINES, mid)
     inbox.queue(pipe, doc, old_status)
-    if deadline_jobs:
-        deadlines.queue(pipe, doc)
     queues.queue_rating(pipe, doc, old_status)
 
 
