@@ -2,11 +2,11 @@
 survives a Redis restart.
 
 RQ's ``CronScheduler.start`` has no handling for a lost connection: the first ``ConnectionError``
-(Redis restarted, a network blip) ends the loop and the process, and the periodic jobs (deadline
-recovery, the ladders' scheduling passes) stop for good. :class:`ResilientCronScheduler` runs the
-same loop with the same jobs and registry entries, and on a connection error logs once, waits
-``RETRY_S`` and tries again; a missed run is made up at the next pass (every job is
-idempotent)."""
+(Redis restarted, a network blip) ends its loop, and the periodic jobs (the ladders' scheduling
+passes, the repair pass) would stop for good. This runs RQ's own scheduler, unchanged, and when
+its ``start`` ends with a connection error, logs once, waits until Redis answers (trying every
+``RETRY_S``) and starts a new scheduler from the same config file; a missed run is made up at
+the next pass (every job is idempotent). SIGTERM/SIGINT stop it as they stop ``rq cron``."""
 
 from __future__ import annotations
 
@@ -29,42 +29,29 @@ REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 RETRY_S = 1.0
 
 
-class ResilientCronScheduler(CronScheduler):
-    def start(self) -> None:
-        self.log.info("CronScheduler %s: starting...", self.name)
-        self._install_signal_handlers()
-        down = False
-        registered = False
+def run(connection: redis.Redis, config_path: str, logging_level: str = "INFO") -> None:
+    """RQ's cron scheduler, started again after each Redis outage; returns when asked to stop
+    (RQ's signal handlers raise ``StopRequested``, also while this waits for Redis)."""
+    while True:
+        cron = CronScheduler(connection=connection, logging_level=logging_level)
+        cron.load_config_from_file(config_path)
+        try:
+            cron.start()  # returns on SIGINT/SIGTERM
+            return
+        except REDIS_DOWN as exc:
+            log.warning("CronScheduler %s: Redis unavailable (%s); retrying every %.0f s",
+                        cron.name, exc, RETRY_S)
         try:
             while True:
+                time.sleep(RETRY_S)
                 try:
-                    if not registered:
-                        self.register_birth()
-                        registered = True
-                    if self.enqueue_jobs():
-                        self.save()
-                    self.heartbeat()
-                    if down:
-                        self.log.warning("CronScheduler %s: Redis is back", self.name)
-                        down = False
-                except REDIS_DOWN as exc:
-                    if not down:
-                        self.log.warning("CronScheduler %s: Redis unavailable (%s); retrying "
-                                         "every %.0f s", self.name, exc, RETRY_S)
-                    down = True
-                    time.sleep(RETRY_S)
+                    connection.ping()
+                    break
+                except REDIS_DOWN:
                     continue
-                sleep_time = self.calculate_sleep_interval()
-                if sleep_time > 0:
-                    time.sleep(sleep_time)
         except (KeyboardInterrupt, StopRequested):
-            self.log.info("CronScheduler %s: stop requested", self.name)
-        finally:
-            try:
-                self.register_death()
-            except REDIS_DOWN:
-                pass
-            self.log.info("CronScheduler %s: shutdown complete", self.name)
+            return
+        log.warning("CronScheduler: Redis is back; starting again")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,10 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         repair.startup()  # migrations (single Redis), repair pass (cluster)
     except REDIS_DOWN as exc:
         logging.getLogger(__name__).warning("start-up repair skipped, Redis down: %s", exc)
-    cron = ResilientCronScheduler(connection=redis.Redis.from_url(args.url),
-                                  logging_level=args.logging_level)
-    cron.load_config_from_file(args.config_path)
-    cron.start()
+    run(redis.Redis.from_url(args.url), args.config_path, args.logging_level)
     return 0
 
 
