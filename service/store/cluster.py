@@ -31,8 +31,8 @@ what was queued by slot (:class:`SlotPipeline`):
   node;
 - jobs for RQ go to the queue Redis (``QUEUE_REDIS_URL``) after the commit
   (:func:`after_commit`): RQ needs a Redis of its own (its commands touch keys of many slots).
-  A job lost to a crash there is found again by the passes that already catch lost jobs (the
-  deadline recovery pass, the ladder pass's rating of unrated matches).
+  A rating job lost to a crash there is found again by the ladder pass's rating of unrated
+  matches; a deadline is an index entry on the data Redis, not a job queued by a change.
 
 Effects leave indexes eventually consistent: two changes of one match committed within the same
 millisecond by two processes may apply their effects in the other order, which can leave a

@@ -136,16 +136,22 @@ def parse_rfc3339(s: str) -> float:
     return datetime.fromisoformat(s[:-1] + "+00:00").timestamp()
 
 
-def check_chain(doc: MatchDoc, start: MatchDoc) -> int:
+def check_chain(doc: MatchDoc, start: MatchDoc, r: redis.Redis) -> int:
     """An idle match: every version since ``start`` is one timeout, one turn_timeout_s apart,
-    one timeout event each, so every deadline that passed was applied exactly once. Returns the
-    number of timeouts."""
+    one timeout event each, so every deadline that passed was applied exactly once (a timeout
+    applied twice would end a turn early). Returns the number of timeouts. A keeper that stalls
+    for more than 2 s on a busy machine counts as an outage (store/clock.py): then the turn
+    pending at that moment got a whole turn again, and the chain may only be later."""
     assert doc.state is not None and start.state is not None and start.turn_started is not None
     n = doc.version - start.version
     evs = timeout_events(doc, len(start.state.events))
     assert len(evs) == n, (n, [e.type for e in evs])
     last = doc.turn_started if doc.status == ACTIVE else doc.finished_at
-    assert last == pytest.approx(start.turn_started + n * T, abs=1e-6), (last, start.turn_started, n)
+    assert last is not None
+    stats = clock.stats(r)
+    slack = stats["credited_s"] + T if stats["outages"] else 0.0
+    expect = start.turn_started + n * T
+    assert expect - 1e-6 <= last <= expect + slack + 1e-6, (last, start.turn_started, n, stats)
     assert doc.timed_out_at is None or doc.timed_out_at >= last  # never before its deadline
     return n
 
@@ -342,7 +348,7 @@ def test_two_workers_and_duplicate_jobs_never_apply_a_timeout_twice(
     time.sleep(1.5)  # let the last due jobs run
     applied = 0
     for s in starts:
-        applied += check_chain(matches.load(r, s.id), s)  # each deadline applied exactly once
+        applied += check_chain(matches.load(r, s.id), s, r)  # each deadline applied exactly once
     assert extra, "no duplicate was queued"
     fin = FinishedJobRegistry(queue=queue)
     jobs = [j for j in Job.fetch_many(fin.get_job_ids(), connection=q) if j is not None]
