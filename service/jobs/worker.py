@@ -102,7 +102,11 @@ def serve(url: str, queues: list[str], *, name: str | None = None,
             worker = DeadlineWorker(queues, connection=conn, stopping=stopping,
                                     name=base if runs == 0 else f"{base}.{runs}")
             runs += 1
-            worker.work(logging_level=logging_level)
+            try:
+                worker.work(logging_level=logging_level)
+            except REDIS_DOWN as exc:  # RQ's teardown (register_death) needs Redis too
+                log.warning("Worker %s: could not deregister (Redis unavailable: %s)",
+                            worker.name, exc)
             if stopping.is_set():
                 break
             log.warning("Worker %s: stopped (Redis unavailable?); a new one starts once Redis "
