@@ -151,3 +151,24 @@ def test_the_reading_rules() -> None:
     assert a.tags == [] and a.tags is not b.tags  # a new list each time
     with pytest.raises(KeyError):
         Named.from_dict({"owner_id": "u"})
+
+
+def test_the_sdk_action_is_the_published_action() -> None:
+    """The SDK's Action has exactly the fields the engine's definition publishes (rulesets.json,
+    the same document GET /v1/rulesets serves) and the OpenAPI Action component takes; its
+    wire form follows the published fields of its type."""
+    from llsdk.cards import ACTION_FIELDS
+
+    from service.engine.actions import SHAPES
+
+    published = {name for fields_ in ACTION_FIELDS.values() for name, _, _ in fields_}
+    sdk_fields = {f.name for f in dataclasses.fields(models.Action)} - {"type"}
+    assert sdk_fields == published
+    assert set(COMPONENTS["Action"]["properties"]) == published | {"type", "expected_version"}
+    assert ACTION_FIELDS == {kind: tuple((x.name, x.kind, x.required) for x in shape)
+                             for kind, shape in SHAPES.items()}
+    assert models.Action.play("guard", 1, "priest").to_dict() == {
+        "type": "play", "card": "guard", "target": 1, "guess": "priest"}
+    assert models.Action.play("handmaid").to_dict() == {"type": "play", "card": "handmaid"}
+    assert models.Action.chancellor_return("king", ["spy"]).to_dict() == {
+        "type": "chancellor_return", "keep": "king", "bottom": ["spy"]}
