@@ -5,7 +5,7 @@ Run: ``make bench``, or ``.venv/bin/python bench/ladder.py [--bots 100] [--secon
 [--procs 4] [--synthetic 10000]``.
 
 1. Live: a private ``redis-server``, gunicorn (``service/ops/gunicorn_conf.py``, 2 gevent workers),
-   one ``rq worker -w service.jobs.worker.DeadlineWorker --with-scheduler deadlines default`` and
+   one worker process (``python -m service.jobs.worker deadlines default``) and
    ``rq cron service/jobs/cron.py``, with the default ladders (``duel``: classic, 2 seats;
    ``table``: 2019, 4 seats), a scheduling pass every second and 2 s turn deadlines. ``--bots``
    SDK bots (half ``examples/bots/counting_bot.py``, half ``random_bot.py``), each

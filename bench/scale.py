@@ -6,8 +6,8 @@ Run: ``.venv/bin/python bench/scale.py [--apis 2] [--workers 1] [--clients 24] [
 For each data store in turn (``single``: one redis-server; ``cluster-1`` / ``cluster-3``: a
 private Redis Cluster of 1 or 3 masters, tests/support/redis_cluster.py, with RQ on a single
 Redis of its own, ``QUEUE_REDIS_URL``) it starts the service as it runs in production, ``--apis``
-gunicorn (gevent) worker processes and ``--workers`` ``DeadlineWorker`` processes (deadline jobs
-queued for every turn, ``ENQUEUE_JOBS=1``; one-day turns, so none runs), and ``--clients``
+gunicorn (gevent) worker processes and ``--workers`` worker processes (``python -m
+service.jobs.worker``: a deadline index entry for every turn; one-day turns, so no job runs), and ``--clients``
 client threads that each play whole classic 2-player matches over HTTP, one POST per action,
 in lockstep with a local replay of the engine (as bench/api.py: same seed, same actions; every
 answer is checked against the replay). Everything runs on this machine: clients, API, workers
@@ -260,7 +260,7 @@ UNITS = {"actions/s": "actions/s", "matches played": "matches", "stored bytes/ma
 def main() -> int:
     ap = argparse.ArgumentParser(description="the same load on 1 Redis, 1 and 3 cluster masters")
     ap.add_argument("--apis", type=int, default=2, help="gunicorn worker processes (2)")
-    ap.add_argument("--workers", type=int, default=1, help="DeadlineWorker processes (1)")
+    ap.add_argument("--workers", type=int, default=1, help="worker processes (1)")
     ap.add_argument("--clients", type=int, default=24, help="client threads (24)")
     ap.add_argument("--seconds", type=float, default=8.0, help="measured seconds per store (8)")
     ap.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds (2)")

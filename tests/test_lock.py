@@ -1,7 +1,7 @@
 """Pinned installs: requirements/*.txt (made by `make lock` with the pinned uv) lock every
 dependency of the two pyprojects with hashes; `make run` and the Dockerfile install only the
-runtime lock, `make test` the development lock on top; code that relies on a library's
-internals bounds its version from above."""
+runtime lock, `make test` the development lock on top; every dependency is bounded from above
+below its next major release."""
 
 from __future__ import annotations
 
@@ -66,11 +66,29 @@ def test_the_dev_lock_adds_the_tools_and_agrees_with_the_runtime_lock() -> None:
     assert set(pins(REQ / "uv.txt")) == {"uv"}
 
 
-def test_rq_is_bounded_above() -> None:
-    """service/jobs/worker.py subclasses RQ's scheduler and worker and calls its lock helper; a
-    new minor release of RQ may change them, so the pin moves only by hand."""
-    (rq,) = [r for r in deps(REPO / "pyproject.toml") if r.name == "rq"]
-    assert any(s.operator == "<" for s in rq.specifier), rq
+def next_major(v: Version) -> Version:
+    """The release that may break: the next major, or for a 0.x release the next minor."""
+    return Version(f"{v.major + 1}") if v.major else Version(f"0.{v.minor + 1}")
+
+
+def test_every_dependency_is_bounded_below_its_next_major_release() -> None:
+    """A new major release (a new minor of a 0.x one) changes APIs: the pin moves only by hand,
+    with `make lock`, never by a fresh install resolving something newer."""
+    locked = pins(REQ / "dev.txt")
+    build = [Requirement(line) for line in (REQ / "build.in").read_text().splitlines()
+             if line and not line.startswith("#")]
+    reqs = [*build]
+    for pyproject in (REPO / "pyproject.toml", REPO / "sdk" / "pyproject.toml"):
+        doc = tomllib.loads(pyproject.read_text())
+        reqs += [Requirement(r) for r in doc["build-system"]["requires"]]
+        reqs += deps(pyproject) + deps(pyproject, "dev")
+    for req in reqs:
+        if local(req):
+            continue
+        version = Version(locked[canonicalize_name(req.name)])
+        tops = [Version(s.version) for s in req.specifier if s.operator in ("<", "==")]
+        assert tops, f"{req}: no upper bound"
+        assert min(tops) <= next_major(version), (str(req), str(version))
 
 
 def test_make_run_installs_only_the_runtime_lock() -> None:

@@ -22,7 +22,9 @@ Why not a library (dacite, cattrs, pydantic, msgspec): the SDK depends on ``requ
 so every bot author installs what it needs; a converter library would be a second dependency,
 and pydantic or msgspec would pin bot authors to a major version. The rules above would still
 need hooks in any of them (null as absent, the empty value, the ``raw`` field), and the reader
-is one plan per class, built once from ``dataclasses.fields`` and ``typing.get_type_hints``.
+is one plan per class (a reader function per field), built once from ``dataclasses.fields`` and
+``typing.get_type_hints``; ``tests/sdk/test_sdk_wire.py`` checks every model field by field
+against the API's OpenAPI schema.
 
 >>> from dataclasses import dataclass, field
 >>> @dataclass(slots=True)
@@ -76,107 +78,87 @@ class WireModel:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Self:
         """The model read from its JSON object (the rules are in :mod:`llsdk._wire`)."""
-        reader = _READERS.get((cls, ())) or _compile(cls, ())
-        if "from_dict" not in cls.__dict__:
-            # later calls go straight to the compiled reader (one call, as a hand-written one)
-            setattr(cls, "from_dict", classmethod(reader))  # noqa: B010 (mypy: a method)
-        made: Self = reader(cls, d)
-        return made
+        return read(cls, d)
 
 
 def read(cls: type[M], d: Mapping[str, Any], **given: Any) -> M:
     """An instance of the dataclass ``cls`` read from ``d``; the fields in ``given`` are taken
     as they are instead of read."""
-    names = tuple(given)
-    reader = _READERS.get((cls, names)) or _compile(cls, names)
-    made: M = reader(cls, d, given)
-    return made
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _PLANS[cls] = _plan(cls)
+    values = {name: given[name] if name in given else reader(d) for name, reader in plan}
+    return cls(**values)
 
 
-# (model class, names of the given fields) -> its reader, compiled on first use (when every
-# model its annotations name exists), as dataclasses compiles ``__init__``: a loop over the
-# fields read a view 2x slower than the hand-written readers did, and the offline arena reads
-# one view per move. A reader's ``__doc__`` is its source.
-_READERS: dict[tuple[type, tuple[str, ...]], Callable[..., Any]] = {}
+# The plan of each model class: (field name, reader of that field from a JSON object), made on
+# first use (when every model its annotations name exists). Keyed by the class itself, so a
+# subclass gets its own plan with its own fields (and defaults), never its base's.
+_PLANS: dict[type, list[tuple[str, Callable[[Mapping[str, Any]], Any]]]] = {}
 
 
-def _compile(cls: type, given: tuple[str, ...]) -> Callable[..., Any]:
-    namespace: dict[str, Any] = {}
-    lines = [f"{f.name}={_expression(cls, f, hint, given, namespace)}"
-             for f, hint in zip(fields(cls), _hints(cls), strict=True)]
-    source = ("def from_dict(cls, d, given=None):\n    get = d.get\n    return cls(\n"
-              + "".join(f"        {line},\n" for line in lines) + "    )\n")
-    exec(compile(source, f"<llsdk reader of {cls.__name__}>", "exec"), namespace)
-    reader: Callable[..., Any] = namespace["from_dict"]
-    reader.__doc__ = source
-    _READERS[(cls, given)] = reader
-    return reader
-
-
-def _hints(cls: type) -> list[Any]:
+def _plan(cls: type) -> list[tuple[str, Callable[[Mapping[str, Any]], Any]]]:
     hints = typing.get_type_hints(cls)
-    return [hints[f.name] for f in fields(cls)]
+    return [(f.name, _reader(cls, f, hints[f.name])) for f in fields(cls)]
 
 
-def _expression(cls: type, f: Field[Any], hint: Any, given: tuple[str, ...],
-                namespace: dict[str, Any]) -> str:
-    """The Python expression that reads field ``f`` from ``d``."""
-    if f.name in given:
-        return f"given[{f.name!r}]"
+def _reader(cls: type, f: Field[Any], hint: Any) -> Callable[[Mapping[str, Any]], Any]:
+    """The function that reads field ``f`` from a JSON object."""
     if f.name == "raw":
-        return "d if isinstance(d, dict) else dict(d)"
+        return lambda d: d if isinstance(d, dict) else dict(d)
     kind, optional = _unwrap(hint)
-    key = f.metadata.get("key", f.name)
+    key: str = f.metadata.get("key", f.name)
     element = typing.get_args(kind)[0] if typing.get_origin(kind) is list else None
+    convert: Callable[[Any], Any] | None
     if isinstance(kind, type) and hasattr(kind, "from_dict"):
-        namespace[f"{f.name}_model"] = kind
-        read, accepts = f"{f.name}_model.from_dict(v)", "dict"
+        model: Any = kind
+        accepts: type | None = dict
+        convert = model.from_dict
     elif element is not None and hasattr(element, "from_dict"):
-        namespace[f"{f.name}_model"] = element
-        read, accepts = f"[{f.name}_model.from_dict(x) for x in v]", "list"
+        item: Any = element
+        accepts = list
+        convert = lambda v: [item.from_dict(x) for x in v]  # noqa: E731
     elif kind is bool:
-        read, accepts = "bool(v)", ""
+        accepts, convert = None, bool
     else:
-        read, accepts = "v", ""
+        accepts, convert = None, None
     if f.metadata.get("required"):
-        got = f"d[{key!r}]"  # a KeyError when absent
-        if read == "v":
-            return got
-        check = f"isinstance(v := {got}, {accepts})" if accepts else f"(v := {got}) is not None"
-        return f"{read} if {check} else v"
-    missing = _missing(cls, f, kind, optional, namespace)
-    if accepts:
-        return f"{read} if isinstance(v := get({key!r}), {accepts}) else {missing}"
-    if (missing, read) in (("None", "v"), ("False", "bool(v)")):  # the same, in one step
-        return read.replace("v", f"get({key!r})")
-    return f"{missing} if (v := get({key!r})) is None else {read}"
+        def required(d: Mapping[str, Any]) -> Any:
+            v = d[key]  # a KeyError when absent
+            if convert is None or (accepts is not None and not isinstance(v, accepts)) \
+                    or (accepts is None and v is None):
+                return v
+            return convert(v)
+        return required
+    missing = _missing(cls, f, kind, optional)
+
+    def optional_field(d: Mapping[str, Any]) -> Any:
+        v = d.get(key)
+        if v is None or (accepts is not None and not isinstance(v, accepts)):
+            return missing()
+        return v if convert is None else convert(v)
+    return optional_field
 
 
-def _missing(cls: type, f: Field[Any], kind: Any, optional: bool,
-             namespace: dict[str, Any]) -> str:
-    """The expression for field ``f`` when its key is absent or null."""
+def _missing(cls: type, f: Field[Any], kind: Any, optional: bool) -> Callable[[], Any]:
+    """What field ``f`` gets when its key is absent or null (a new list or dict each time)."""
     if "missing" in f.metadata:
         value = f.metadata["missing"]
     elif f.default is not MISSING:
         value = f.default
     elif f.default_factory is not MISSING:
-        namespace[f"{f.name}_factory"] = f.default_factory
-        return f"{f.name}_factory()"
+        return f.default_factory
     elif optional:
-        return "None"
+        value = None
     else:
         origin = typing.get_origin(kind) or kind
         if origin in _EMPTY_FACTORY:
-            namespace[f"{f.name}_factory"] = _EMPTY_FACTORY[origin]
-            return f"{f.name}_factory()"
+            return _EMPTY_FACTORY[origin]
         if origin not in _EMPTY:
             raise TypeError(f"{cls.__name__}.{f.name}: a {kind} has no empty value; "
                             "give it a default, wire(missing=...) or REQUIRED")
         value = _EMPTY[origin]
-    if value is None or type(value) in (bool, int, float, str):
-        return repr(value)
-    namespace[f"{f.name}_missing"] = value
-    return f"{f.name}_missing"
+    return lambda: value
 
 
 def _unwrap(hint: Any) -> tuple[Any, bool]:

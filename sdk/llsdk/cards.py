@@ -22,6 +22,12 @@ from typing import Any
 #: the document ``GET /v1/rulesets`` serves, as the SDK was built with it
 CATALOG: dict[str, Any] = json.loads(files(__package__).joinpath("rulesets.json").read_text())
 
+#: action type -> its fields besides ``type``: (name, kind, required), kind ``card``, ``seat`` or
+#: ``cards`` (the engine's one definition of an action; ``models.Action`` follows it)
+ACTION_FIELDS: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    kind: tuple((s["name"], s["kind"], s["required"]) for s in shape)
+    for kind, shape in CATALOG["actions"].items()}
+
 #: ruleset name -> its description (cards, player range, tokens to win, tie and spy rules)
 RULESETS: dict[str, dict[str, Any]] = {r["name"]: r for r in CATALOG["rulesets"]}
 

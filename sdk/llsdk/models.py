@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._wire import REQUIRED, WireModel, read, wire
-from .cards import VALUES
+from .cards import ACTION_FIELDS, VALUES
 
 PLAY = "play"
 CHANCELLOR_RETURN = "chancellor_return"
@@ -55,15 +55,14 @@ class Action:
         return _action(CHANCELLOR_RETURN, None, None, None, keep, tuple(bottom))
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form (absent fields omitted)."""
-        if self.type == CHANCELLOR_RETURN:
-            return {"type": CHANCELLOR_RETURN, "keep": self.keep,
-                    "bottom": list(self.bottom or ())}
-        d: dict[str, Any] = {"type": self.type, "card": self.card}
-        if self.target is not None:
-            d["target"] = self.target
-        if self.guess is not None:
-            d["guess"] = self.guess
+        """The wire form (absent optional fields omitted), field by field as the API publishes
+        each action type's (``cards.ACTION_FIELDS``, from ``rulesets.json``)."""
+        d: dict[str, Any] = {"type": self.type}
+        for name, kind, required in ACTION_FIELDS.get(self.type, ()):
+            value = getattr(self, name)
+            if value is None and not required:
+                continue
+            d[name] = list(value or ()) if kind == "cards" else value
         return d
 
     @classmethod

@@ -13,7 +13,7 @@ Action(type='chancellor_return', card=None, target=None, guess=None, keep=7, bot
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .cards import BY_NAME, NAMES, Card
@@ -22,8 +22,29 @@ from .errors import MalformedAction
 PLAY = "play"
 CHANCELLOR_RETURN = "chancellor_return"
 
-_PLAY_KEYS = frozenset({"type", "card", "target", "guess"})
-_RETURN_KEYS = frozenset({"type", "keep", "bottom"})
+#: The kinds of an action field: a card name, a seat number, a list of card names.
+CARD, SEAT, CARDS = "card", "seat", "cards"
+
+
+class FieldSpec(NamedTuple):
+    """One field of an action's wire form."""
+
+    name: str
+    kind: str  # CARD, SEAT or CARDS
+    required: bool
+
+
+#: The wire form of each action type, field by field, besides ``type``: the one definition of
+#: an action. :meth:`Action.from_dict` and :meth:`Action.to_dict` follow it; the API's schema
+#: and its OpenAPI component (``http/routes/matches.py``) and the SDK's copy of the rulesets
+#: (``catalog.describe_rulesets()["actions"]``, ``sdk/llsdk/rulesets.json``) are made from it.
+SHAPES: dict[str, tuple[FieldSpec, ...]] = {
+    PLAY: (FieldSpec("card", CARD, True), FieldSpec("target", SEAT, False),
+           FieldSpec("guess", CARD, False)),
+    CHANCELLOR_RETURN: (FieldSpec("keep", CARD, True), FieldSpec("bottom", CARDS, True)),
+}
+_KEYS = {kind: frozenset({"type", *(spec.name for spec in shape)})
+         for kind, shape in SHAPES.items()}
 
 
 class Action(NamedTuple):
@@ -48,18 +69,14 @@ class Action(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """The wire form: card names, absent fields omitted."""
-        if self.type == PLAY:
-            d: dict[str, Any] = {"type": PLAY, "card": NAMES[self.card or 0]}
-            if self.target is not None:
-                d["target"] = self.target
-            if self.guess is not None:
-                d["guess"] = NAMES[self.guess]
-            return d
-        return {
-            "type": CHANCELLOR_RETURN,
-            "keep": NAMES[self.keep or 0],
-            "bottom": [NAMES[c] for c in self.bottom or ()],
-        }
+        d: dict[str, Any] = {"type": self.type}
+        for spec in SHAPES[self.type]:
+            value = getattr(self, spec.name)
+            if value is None:
+                continue
+            d[spec.name] = (NAMES[value] if spec.kind == CARD
+                            else [NAMES[c] for c in value] if spec.kind == CARDS else value)
+        return d
 
     @classmethod
     def from_dict(cls, data: object) -> Action:
@@ -67,23 +84,18 @@ class Action(NamedTuple):
         if not isinstance(data, Mapping):
             raise MalformedAction("an action must be a JSON object")
         kind = data.get("type")
-        if kind == PLAY:
-            _no_extra(data, _PLAY_KEYS)
-            card = _card(data.get("card"), "card")
-            target = data.get("target")
-            if target is not None and (type(target) is not int):
-                raise MalformedAction("target must be an integer seat")
-            guess = data.get("guess")
-            return cls(PLAY, card, target, None if guess is None else _card(guess, "guess"))
-        if kind == CHANCELLOR_RETURN:
-            _no_extra(data, _RETURN_KEYS)
-            keep = _card(data.get("keep"), "keep")
-            bottom = data.get("bottom")
-            if not isinstance(bottom, list):
-                raise MalformedAction("bottom must be a list of card names")
-            return cls(CHANCELLOR_RETURN, keep=keep,
-                       bottom=tuple(_card(c, "bottom") for c in bottom))
-        raise MalformedAction(f"type must be {PLAY!r} or {CHANCELLOR_RETURN!r}")
+        shape = SHAPES.get(kind) if isinstance(kind, str) else None
+        if shape is None or not isinstance(kind, str):
+            raise MalformedAction(f"type must be {PLAY!r} or {CHANCELLOR_RETURN!r}")
+        extra = set(data) - _KEYS[kind]
+        if extra:
+            raise MalformedAction(f"unexpected fields: {sorted(extra)}")
+        values: dict[str, Any] = {}
+        for spec in shape:
+            raw = data.get(spec.name)
+            values[spec.name] = None if raw is None and not spec.required \
+                else _PARSERS[spec.kind](raw, spec.name)
+        return cls(kind, **values)
 
     def __str__(self) -> str:
         d = self.to_dict()
@@ -98,10 +110,20 @@ def _card(name: object, field: str) -> int:
     raise MalformedAction(f"{field}: unknown card {name!r}")
 
 
-def _no_extra(data: Mapping[str, object], allowed: frozenset[str]) -> None:
-    extra = set(data) - allowed
-    if extra:
-        raise MalformedAction(f"unexpected fields: {sorted(extra)}")
+def _seat(value: object, field: str) -> int:
+    if type(value) is not int:
+        raise MalformedAction(f"{field} must be an integer seat")
+    return value
 
 
-__all__ = ["Action", "Card", "PLAY", "CHANCELLOR_RETURN"]
+def _cards(value: object, field: str) -> tuple[int, ...]:
+    if not isinstance(value, list):
+        raise MalformedAction(f"{field} must be a list of card names")
+    return tuple(_card(c, field) for c in value)
+
+
+_PARSERS: dict[str, Callable[[object, str], Any]] = {CARD: _card, SEAT: _seat, CARDS: _cards}
+
+
+__all__ = ["Action", "Card", "PLAY", "CHANCELLOR_RETURN", "SHAPES", "FieldSpec", "CARD", "SEAT",
+           "CARDS"]

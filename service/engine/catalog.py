@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .actions import SHAPES
 from .cards import CARDS, NAMES, RULESETS, Card
 from .rules import MAX_TOKENS_TO_WIN, TWO_PLAYER_SETUPS
 
@@ -42,7 +43,8 @@ CARD_NAMES: tuple[str, ...] = NAMES
 
 def describe_rulesets() -> dict[str, Any]:
     """Every ruleset (cards with values, copies, targets and one-line effects; player range;
-    tokens to win; tie and spy rules), the 2-player setups and the option defaults and bounds."""
+    tokens to win; tie and spy rules), the 2-player setups, the option defaults and bounds and
+    the fields of each action type (``actions.SHAPES``)."""
     return {
         "rulesets": [RULESETS[name].describe() for name in sorted(RULESETS)],
         "cards": [
@@ -53,6 +55,8 @@ def describe_rulesets() -> dict[str, Any]:
         "two_player_setups": list(TWO_PLAYER_SETUPS),
         "defaults": dict(OPTION_DEFAULTS),
         "bounds": {k: {"min": lo, "max": hi} for k, (lo, hi) in OPTION_BOUNDS.items()},
+        "actions": {kind: [{"name": s.name, "kind": s.kind, "required": s.required}
+                           for s in shape] for kind, shape in SHAPES.items()},
     }
 
 

@@ -1,1 +1,1 @@
-"""RQ jobs: turn deadlines, their recovery (rq cron), ladder scheduling passes and ratings."""
+"""RQ jobs and the worker process: turn deadlines and their dispatcher, ladder scheduling passes and ratings."""

@@ -1,12 +1,9 @@
 """The periodic jobs, for ``python -m service.jobs.cron_runner service/jobs/cron.py`` (``rq
 cron`` that survives a Redis restart; plain ``rq cron service/jobs/cron.py`` also works):
 
-- timeouts.recover: overdue deadlines whose job was lost (every RECOVERY_INTERVAL_S, 10 s);
 - ladder.schedule: one scheduling pass per configured ladder, at the ladder's interval_s;
 - repair.run: on a Redis Cluster, the effects of changes whose process died mid-way (every
   REPAIR_INTERVAL_S, 60 s; store/cluster.py); nothing on a single Redis;
-- repair.requeue_missed: the deadline jobs that changes could not queue while a cluster's
-  queue Redis was down or stalled (every RECOVERY_INTERVAL_S, 10 s; one GET when none);
 - challenges.expire: close unanswered challenges past their expiry (every CHALLENGE_SWEEP_S,
   5 s; reads close them too, so this only bounds how late an unread one is announced)."""
 
@@ -15,16 +12,9 @@ import os
 from rq import cron
 
 from service.config import ladders_from_env
-from service.jobs import challenges, ladder, repair, timeouts
-
-cron.register(timeouts.recover, "default",
-              interval=int(os.environ.get("RECOVERY_INTERVAL_S", "10")))
+from service.jobs import challenges, ladder, repair
 
 cron.register(repair.run, "default", interval=int(os.environ.get("REPAIR_INTERVAL_S", "60")))
-
-# deadline jobs a cluster's changes could not queue (its queue Redis was away): one GET when none
-cron.register(repair.requeue_missed, "default",
-              interval=int(os.environ.get("RECOVERY_INTERVAL_S", "10")))
 
 cron.register(challenges.expire, "default",
               interval=int(os.environ.get("CHALLENGE_SWEEP_S", "5")))

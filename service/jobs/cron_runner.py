@@ -2,11 +2,11 @@
 survives a Redis restart.
 
 RQ's ``CronScheduler.start`` has no handling for a lost connection: the first ``ConnectionError``
-(Redis restarted, a network blip) ends the loop and the process, and the periodic jobs (deadline
-recovery, the ladders' scheduling passes) stop for good. :class:`ResilientCronScheduler` runs the
-same loop with the same jobs and registry entries, and on a connection error logs once, waits
-``RETRY_S`` and tries again; a missed run is made up at the next pass (every job is
-idempotent)."""
+(Redis restarted, a network blip) ends its loop, and the periodic jobs (the ladders' scheduling
+passes, the repair pass) would stop for good. This runs RQ's own scheduler, unchanged, and when
+its ``start`` ends with a connection error, logs once, waits until Redis answers (trying every
+``RETRY_S``) and starts a new scheduler from the same config file; a missed run is made up at
+the next pass (every job is idempotent). SIGTERM/SIGINT stop it as they stop ``rq cron``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import argparse
 import logging
 import os
 import sys
+import threading
 import time
 
 import redis
@@ -28,49 +29,31 @@ log = logging.getLogger("service.jobs.cron_runner")
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 #: seconds between two tries while Redis is unreachable
 RETRY_S = 1.0
-#: the longest sleep between two passes (each pass sends a heartbeat: store/heartbeats.py)
-BEAT_S = 5.0
 
 
-class ResilientCronScheduler(CronScheduler):
-    def start(self) -> None:
-        self.log.info("CronScheduler %s: starting...", self.name)
-        self._install_signal_handlers()
-        down = False
-        registered = False
+def run(connection: redis.Redis, config_path: str, logging_level: str = "INFO") -> None:
+    """RQ's cron scheduler, started again after each Redis outage; returns when asked to stop
+    (RQ's signal handlers raise ``StopRequested``, also while this waits for Redis)."""
+    while True:
+        cron = CronScheduler(connection=connection, logging_level=logging_level)
+        cron.load_config_from_file(config_path)
+        try:
+            cron.start()  # returns on SIGINT/SIGTERM
+            return
+        except REDIS_DOWN as exc:
+            log.warning("CronScheduler %s: Redis unavailable (%s); retrying every %.0f s",
+                        cron.name, exc, RETRY_S)
         try:
             while True:
+                time.sleep(RETRY_S)
                 try:
-                    if not registered:
-                        self.register_birth()
-                        registered = True
-                    if self.enqueue_jobs():
-                        self.save()
-                    self.heartbeat()
-                    heartbeats.beat(self.connection, heartbeats.CRON, self.name)  # /readyz
-                    if down:
-                        self.log.warning("CronScheduler %s: Redis is back", self.name)
-                        down = False
-                except REDIS_DOWN as exc:
-                    if not down:
-                        self.log.warning("CronScheduler %s: Redis unavailable (%s); retrying "
-                                         "every %.0f s", self.name, exc, RETRY_S)
-                    down = True
-                    time.sleep(RETRY_S)
+                    connection.ping()
+                    break
+                except REDIS_DOWN:
                     continue
-                # wake at least every BEAT_S: the heartbeat must stay fresh even when every
-                # job's interval is longer
-                sleep_time = min(self.calculate_sleep_interval(), BEAT_S)
-                if sleep_time > 0:
-                    time.sleep(sleep_time)
         except (KeyboardInterrupt, StopRequested):
-            self.log.info("CronScheduler %s: stop requested", self.name)
-        finally:
-            try:
-                self.register_death()
-            except REDIS_DOWN:
-                pass
-            self.log.info("CronScheduler %s: shutdown complete", self.name)
+            return
+        log.warning("CronScheduler: Redis is back; starting again")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,13 +75,28 @@ def main(argv: list[str] | None = None) -> int:
         repair.startup()  # migrations (single Redis), repair pass (cluster)
     except REDIS_DOWN as exc:
         logging.getLogger(__name__).warning("start-up repair skipped, Redis down: %s", exc)
-    # RQ's Redis, with the data timeouts (store/sockets.py): cron never blocks on a pop, so a
-    # stalled Redis fails its commands after a second and the loop tries again
-    cron = ResilientCronScheduler(connection=cluster.connect(args.url),
-                                  logging_level=args.logging_level)
-    cron.load_config_from_file(args.config_path)
-    cron.start()
+    # RQ's Redis, with the data timeouts (store/sockets.py; a Sentinel URL too): cron never
+    # blocks on a pop, so a stalled Redis fails its commands after a second
+    connection = cluster.connect(args.url)
+    threading.Thread(target=_beat, args=(connection,), name="cron-heartbeat",
+                     daemon=True).start()
+    run(connection, args.config_path, args.logging_level)
     return 0
+
+
+#: how often cron says it is alive (``/readyz`` wants one within READY_MAX_AGE_S, 15 s)
+BEAT_S = 2.0
+
+
+def _beat(connection: redis.Redis) -> None:
+    """The cron process's heartbeat for ``/readyz`` (store/heartbeats.py), while it runs."""
+    name = f"cron-{os.uname().nodename}-{os.getpid()}"
+    while True:
+        try:
+            heartbeats.beat(connection, heartbeats.CRON, name)
+        except REDIS_DOWN:
+            pass  # an outage: readiness says so
+        time.sleep(BEAT_S)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,7 @@ import logging
 
 import redis
 
-from ..store import cluster, deadlines, keys, matches, migrate, replies
-from ..store.errors import StoreError
+from ..store import cluster, matches, migrate
 from .timeouts import _connection
 
 log = logging.getLogger(__name__)
@@ -43,46 +42,6 @@ def require_schema(r: redis.Redis) -> None:
         log.warning("schema check skipped, Redis unavailable: %s", exc)
     except migrate.SchemaMismatch as exc:
         raise SystemExit(f"refusing to start: {exc}") from None
-
-
-#: compare-and-delete: the flag goes only if no change noted a new miss during the pass
-_CLEAR = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
-def requeue_missed(batch: int = 500) -> int:
-    """Queue again the deadline jobs that changes could not queue (a cluster's queue Redis was
-    down or stalled: ``store/cluster._queue_jobs`` noted it in ``keys.QUEUE_MISSED``); returns
-    how many pending turns got their job. Nothing to do, and one GET, when nothing was missed.
-    ``rq cron`` runs it every ``RECOVERY_INTERVAL_S`` (10 s), so the deadlines of the turns
-    played while the queue was away fire on time once it is back (a missed turn already
-    overdue is applied by ``timeouts.recover`` too; every job is idempotent)."""
-    r = _connection()
-    flag = r.get(keys.QUEUE_MISSED)
-    if flag is None:
-        return 0
-    qr = cluster.queue_client(r) if cluster.is_cluster(r) else r
-    done = 0
-    start = 0
-    while True:
-        mids = [replies.text(m) for m in r.zrange(keys.DEADLINES, start, start + batch - 1)]
-        for mid in mids:
-            try:
-                doc = matches.load(r, mid)
-            except StoreError as e:
-                if e.code == "not_found":
-                    continue
-                raise
-            done += deadlines.requeue(qr, doc)
-        if len(mids) < batch:
-            break
-        start += batch
-    r.eval(_CLEAR, 1, keys.QUEUE_MISSED, flag)
-    log.warning("repair: queued the deadline jobs of %d pending turn(s) again (the queue "
-                "Redis had missed some)", done)
-    return done
 
 
 def startup() -> None:

@@ -1,9 +1,13 @@
-"""Turn deadlines.
+"""Turn deadlines: the job the deadline dispatcher (``jobs/dispatcher.py``) queues when a
+match's entry in the deadline index comes due.
 
-``run`` is scheduled at each turn's deadline (job id: match + version). It only acts when that
-same version is still pending and its deadline has passed, through the same compare-and-set as
-actions, so late, repeated or concurrent jobs change nothing. ``recover`` (an ``rq cron`` job)
-catches deadlines whose job was lost (a worker killed mid-job, a scheduler gone)."""
+``settle`` applies what is due through the match's compare-and-set, the same as an action, so a
+late, repeated or concurrent job changes nothing: a timeout is applied once. It never applies
+one early either: whether a turn is due is the store's decision, on the service clock
+(store/clock.py). When nothing was due (the clock stood still through an outage and moved the
+deadline, the job ran before the deadline on a host whose clock is ahead, or a player moved
+meanwhile) it sets the entry back to the pending turn's deadline, so the dispatcher comes back
+then."""
 
 from __future__ import annotations
 
@@ -14,16 +18,14 @@ import redis
 from rq import get_current_job
 
 from ..config import Config
-from ..store import cluster, deadlines, keys, matches, replies
+from ..store import cluster, deadlines, matches
 from ..store.docs import ACTIVE
 from ..store.errors import StoreError
 
 log = logging.getLogger(__name__)
 
-#: recover() leaves deadlines younger than this to their own jobs
-RECOVERY_GRACE_S = 2.0
-#: a job that found its turn not yet due more than once (the service clock stood still: an
-#: outage) looks again no sooner than this
+#: a job that found a turn not yet due although its deadline had passed (the service clock
+#: stands still: an outage) has it looked at again no sooner than this
 RETRY_FLOOR_S = 0.5
 
 
@@ -50,68 +52,26 @@ def _connection() -> redis.Redis:
     return data_redis(None if job is None else job.connection)
 
 
-def expire_match(r: redis.Redis, mid: str, now: float | None = None) -> int:
-    """Apply the due timeouts of one match; returns how many versions it moved (0: nothing)."""
-    try:
-        before = matches.peek_version(r, mid)
-        # expire() reads again by itself when the match moves under it (no version_conflict)
-        return matches.expire(r, mid, now=now).version - before
-    except StoreError as e:
-        if e.code == "not_found":
-            return 0
-        raise
-
-
-def run(mid: str, version: int, attempt: int = 0) -> str:
-    """The deadline job of ``mid`` at ``version``: applies the timeout in the match's
-    compare-and-set, only while the match is still at ``version`` and once it is due."""
+def settle(mid: str, claimed: float = 0.0) -> str:
+    """The deadline job of ``mid`` (``claimed``: the index score the dispatcher took; in the
+    job's arguments for whoever reads the queue). Returns ``applied`` (this job applied the due
+    timeouts), ``pending`` (a turn is pending and not due: its entry is set to its deadline),
+    ``over`` (no turn is pending: the entry is removed) or ``gone`` (no such match)."""
     r = _connection()
     now = time.time()
     try:
-        doc = matches.expire(r, mid, version=version, now=now)
+        doc = matches.expire(r, mid, now=now)
     except StoreError as e:
-        if e.code == "not_found":
-            return "gone"
-        raise
-    if doc.version != version:  # applied: by this job if it carries this job's clock reading
-        return "applied" if doc.timed_out_at == now else "stale"
+        if e.code != "not_found":
+            raise
+        deadlines.reschedule(r, mid, None)
+        return "gone"
+    if doc.timed_out_at == now:  # the commit carries this job's clock reading; it also wrote
+        return "applied"  # the match's index entry
     if doc.status == ACTIVE and doc.deadline is not None:
-        # Not due yet: woke early (clock skew between hosts), or the deadline moved because
-        # the service clock stood still (store/clock.py). Go again at the deadline (which is
-        # the wall time it is now expected at).
-        at = doc.deadline if attempt == 0 else max(doc.deadline, now + RETRY_FLOOR_S)
-        with r.pipeline() as pipe:
-            pipe.multi()
-            deadlines.queue(pipe, doc, attempt=attempt + 1, at=at)
-            pipe.execute()
-        return "early"
-    return "stale"
-
-
-def recover(limit: int = 1000) -> int:
-    """Apply every overdue timeout whose job didn't (worker died, job lost)."""
-    r = _connection()
-    now = time.time()
-    due = r.zrangebyscore(keys.DEADLINES, "-inf", now - RECOVERY_GRACE_S, start=0, num=limit)
-    moved = 0
-    for raw in due:
-        mid = replies.text(raw)
-        try:
-            before = matches.peek_version(r, mid)
-            doc = matches.expire(r, mid, now=time.time())
-        except StoreError as e:
-            if e.code != "not_found":
-                raise
-            r.zrem(keys.DEADLINES, mid)
-            continue
-        n = doc.version - before
-        if n:
-            log.info("recovered %d overdue timeout(s) of %s", n, mid)
-            moved += n
-        elif doc.status == ACTIVE and doc.deadline is not None:
-            # not due after all: the service clock moved its deadline (an outage)
-            r.zadd(keys.DEADLINES, {mid: doc.deadline}, xx=True)
-        elif doc.status != ACTIVE:
-            # a stale entry: on a cluster, two changes' index effects crossed (store/cluster.py)
-            r.zrem(keys.DEADLINES, mid)
-    return moved
+        # not due in service time although due in wall time: the clock stands (an outage)
+        deadlines.reschedule(r, mid, max(doc.deadline, now + RETRY_FLOOR_S)
+                             if doc.deadline <= now else doc.deadline)
+        return "pending"
+    deadlines.reschedule(r, mid, None)
+    return "over"

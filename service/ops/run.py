@@ -80,14 +80,6 @@ class ProcSpec:
     env: dict[str, str] = field(default_factory=dict)  # on top of os.environ
 
 
-def rq_command() -> list[str]:
-    """The ``rq`` CLI of this interpreter's environment."""
-    script = Path(PY).parent / "rq"
-    if script.is_file() and os.access(script, os.X_OK):
-        return [str(script)]
-    return [PY, "-m", "rq.cli"]
-
-
 def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     """Every process of the stack except Redis. This is the hook for new processes."""
     env = {"REDIS_URL": redis_url, "PORT": str(port),
@@ -99,11 +91,10 @@ def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
         ProcSpec("web", [PY, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
                          "service.http.wsgi:app"],
                  {**env, "METRICS_OPEN": "0" if os.environ.get("METRICS_TOKEN") else "1"}),
-        # DeadlineWorker: no fork per job, scheduler polled every 0.2 s (see service/jobs/worker.py)
-        ProcSpec("worker", [*rq_command(), "worker", "-w", "service.jobs.worker.DeadlineWorker",
-                            "--with-scheduler", "--logging_level", RQ_LOG_LEVEL.upper(),
-                            "--url", queue_url, *QUEUES], env),
-        # periodic jobs: overdue-deadline recovery and the ladders' scheduling passes (rq cron,
+        # RQ's worker (jobs in-process) and the deadline dispatcher (service/jobs/worker.py)
+        ProcSpec("worker", [PY, "-m", "service.jobs.worker", "--logging-level",
+                            RQ_LOG_LEVEL.upper(), "--url", queue_url, *QUEUES], env),
+        # periodic jobs: the ladders' scheduling passes, the cluster's repair pass (rq cron,
         # made to survive a Redis restart)
         ProcSpec("cron", [PY, "-m", "service.jobs.cron_runner", "--logging-level",
                           RQ_LOG_LEVEL.upper(), "--url", queue_url, "service/jobs/cron.py"],

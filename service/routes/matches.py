@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import marshmallow as ma
@@ -10,7 +11,9 @@ from flask.views import MethodView
 from marshmallow import fields as f
 from marshmallow import validate as v
 
-from ..engine import CHANCELLOR_RETURN, NAMES, PLAY, TWO_PLAYER_SETUPS
+from ..engine import NAMES, TWO_PLAYER_SETUPS
+from ..engine.actions import CARD, CARDS, SHAPES
+from ..engine.actions import SEAT as SEAT_KIND
 from ..engine.catalog import OPTION_BOUNDS
 from ..http.errors import ApiError
 from ..http.params import (
@@ -90,63 +93,64 @@ class CreateSchema(ma.Schema):
                                 validate=v.OneOf(TWO_PLAYER_SETUPS))
 
 
-class ActionSchema(ma.Schema):
-    """``{"type": "play", "card": "guard", "target": 1, "guess": "priest"}`` or
-    ``{"type": "chancellor_return", "keep": "king", "bottom": ["guard", "spy"]}``."""
-
-    type = f.String(required=True, validate=v.OneOf([PLAY, CHANCELLOR_RETURN]))
-    card = f.String(validate=v.OneOf(NAMES))
-    target = f.Integer(strict=True, validate=SEAT)
-    guess = f.String(validate=v.OneOf(NAMES))
-    keep = f.String(validate=v.OneOf(NAMES))
-    bottom = f.List(f.String(validate=v.OneOf(NAMES)), validate=RETURNED)
-    expected_version = f.Integer(strict=True, validate=v.Range(0, MAX_INT), metadata={
-        "description": "refuse with version_conflict unless the match is at this version"})
-
-    def load(self, data: Any, *, many: bool | None = None, partial: Any = None,
-             unknown: Any = None) -> Any:
-        """An action exactly as a view's ``legal_actions`` lists it is taken as it is; anything
-        else goes through marshmallow (and its error messages): every move is posted, and
-        marshmallow's load of it cost more than the engine's move."""
-        if many is None and partial is None and unknown in (None, ma.RAISE):
-            plain = _plain_action(data)
-            if plain is not None:
-                return plain
-        return super().load(data, many=many, partial=partial, unknown=unknown)
-
-
 _CARD_NAMES = frozenset(NAMES)
 _SEATS = OPTION_BOUNDS["seat"]  # (what SEAT and RETURNED check)
 _RETURNED = OPTION_BOUNDS["returned"]
+_VERSION_DOC = "refuse with version_conflict unless the match is at this version"
+
+# The marshmallow field and the direct check of each kind of action field (engine.SHAPES).
+_FIELD_OF_KIND: dict[str, Callable[[], f.Field[Any]]] = {
+    CARD: lambda: f.String(validate=v.OneOf(NAMES)),
+    SEAT_KIND: lambda: f.Integer(strict=True, validate=SEAT),
+    CARDS: lambda: f.List(f.String(validate=v.OneOf(NAMES)), validate=RETURNED),
+}
+_CHECK_OF_KIND: dict[str, Callable[[Any], bool]] = {
+    CARD: lambda x: type(x) is str and x in _CARD_NAMES,
+    SEAT_KIND: lambda x: type(x) is int and _SEATS[0] <= x <= _SEATS[1],
+    CARDS: lambda x: type(x) is list and _RETURNED[0] <= len(x) <= _RETURNED[1] and all(
+        type(c) is str and c in _CARD_NAMES for c in x),
+}
 
 
-def _card(value: Any) -> bool:
-    return type(value) is str and value in _CARD_NAMES
+def _action_fields() -> dict[str, f.Field[Any]]:
+    """The action schema's fields, made from the engine's definition of an action (every
+    type's fields; the engine then refuses a field that its type does not take), plus
+    ``expected_version``, which is the API's own."""
+    out: dict[str, f.Field[Any]] = {"type": f.String(required=True, validate=v.OneOf(list(SHAPES)))}
+    for shape in SHAPES.values():
+        for spec in shape:
+            out.setdefault(spec.name, _FIELD_OF_KIND[spec.kind]())
+    out["expected_version"] = f.Integer(strict=True, validate=v.Range(0, MAX_INT),
+                                        metadata={"description": _VERSION_DOC})
+    return out
+
+
+#: ``{"type": "play", "card": "guard", "target": 1, "guess": "priest"}`` or
+#: ``{"type": "chancellor_return", "keep": "king", "bottom": ["guard", "spy"]}``.
+ActionSchema = ma.Schema.from_dict(_action_fields(), name="ActionSchema")
+
+# per action type: each field it takes -> its direct check
+_PLAIN_CHECKS: dict[str, dict[str, Callable[[Any], bool]]] = {
+    kind: {**{spec.name: _CHECK_OF_KIND[spec.kind] for spec in shape},
+           "expected_version": lambda x: type(x) is int and 0 <= x <= MAX_INT}
+    for kind, shape in SHAPES.items()}
 
 
 def _plain_action(data: Any) -> dict[str, Any] | None:
-    """``data`` when it is an action :class:`ActionSchema` would load unchanged (its own
-    checks, made directly); None for anything else, which marshmallow then judges."""
-    if type(data) is not dict or data.get("type") not in (PLAY, CHANCELLOR_RETURN):
+    """``data`` (a copy) when it is an action of a type that takes each of its fields, each
+    valid as :data:`ActionSchema` checks it (as a view's ``legal_actions`` lists them); None
+    for anything else, which marshmallow then judges with its error messages. Every move is
+    posted, and marshmallow's load of one costs more than the engine's move."""
+    if type(data) is not dict:
         return None
-    out: dict[str, Any] = {}
+    kind = data.get("type")
+    checks = _PLAIN_CHECKS.get(kind) if type(kind) is str else None
+    if checks is None:
+        return None
     for k, value in data.items():
-        if k in ("card", "guess", "keep"):
-            ok = _card(value)
-        elif k == "target":
-            ok = type(value) is int and _SEATS[0] <= value <= _SEATS[1]
-        elif k == "bottom":
-            ok = type(value) is list and _RETURNED[0] <= len(value) <= _RETURNED[1] and all(
-                _card(c) for c in value)
-            value = list(value) if ok else value
-        elif k == "expected_version":
-            ok = type(value) is int and 0 <= value <= MAX_INT
-        else:
-            ok = k == "type"
-        if not ok:
+        if k != "type" and not ((check := checks.get(k)) is not None and check(value)):
             return None
-        out[k] = value
-    return out
+    return {k: list(x) if type(x) is list else x for k, x in data.items()}
 
 
 class ViewQuerySchema(ma.Schema):
@@ -268,7 +272,7 @@ class View(MethodView):
 class Actions(MethodView):
     @auth_first
     @plain_body_first(_plain_action)  # a legal action as a view lists it skips webargs
-    @blp.arguments(ActionSchema())
+    @blp.arguments(ActionSchema)
     @blp.response(200, ViewSchema)
     @blp.doc(security=AUTH, parameters=[
         {"in": "header", "name": "Idempotency-Key", "required": False,

@@ -64,6 +64,13 @@ class BoundSchema(ma.Schema):
     max = f.Integer(required=True)
 
 
+class ActionFieldSchema(ma.Schema):
+    name = f.String(required=True)
+    kind = f.String(required=True, metadata={
+        "description": "card (a card name), seat (a seat number) or cards (a list of names)"})
+    required = f.Boolean(required=True)
+
+
 class RulesetsSchema(ma.Schema):
     rulesets = f.List(f.Nested(RulesetSchema), required=True)
     cards = f.List(f.Nested(CardKindSchema), required=True,
@@ -74,6 +81,9 @@ class RulesetsSchema(ma.Schema):
     bounds = f.Dict(keys=f.String(), values=f.Nested(BoundSchema), required=True, metadata={
         "description": "players, seat, tokens_to_win, deck_size, returned (a chancellor's "
                        "bottom cards): the lowest and highest over every ruleset"})
+    actions = f.Dict(keys=f.String(), values=f.List(f.Nested(ActionFieldSchema)), required=True,
+                     metadata={"description": "each action type's fields besides type: what "
+                                              "POST .../actions takes"})
 
 
 @blp.route("")

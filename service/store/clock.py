@@ -7,8 +7,8 @@ one Redis hash (``ll:svc:clock``):
 - ``api``: every API process writes its wall time there every ``API_BEAT_S`` (0.25 s; the
   thread started by ``service/ops/gunicorn_conf.py``). The API counts as up until ``API_SLACK_S``
   (0.5 s) after the last beat.
-- ``beat`` / ``off``: the clock keeper (every deadline worker's scheduler process, every
-  ``RQ_SCHEDULER_INTERVAL``, 0.2 s: ``jobs/worker.py``) calls :func:`tick`, an atomic script
+- ``beat`` / ``off``: the clock keeper (every worker process's deadline dispatcher, every
+  0.2 s: ``jobs/dispatcher.py``) calls :func:`tick`, an atomic script
   that moves ``beat`` to now (or to the last moment the API was seen up, if earlier). Service
   time is wall time minus ``off``, the outage time credited so far; ``off`` changes only when
   an outage is detected, so deadlines in the wall clock stay exact between outages.

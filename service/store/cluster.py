@@ -31,8 +31,8 @@ what was queued by slot (:class:`SlotPipeline`):
   node;
 - jobs for RQ go to the queue Redis (``QUEUE_REDIS_URL``) after the commit
   (:func:`after_commit`): RQ needs a Redis of its own (its commands touch keys of many slots).
-  A job lost to a crash there is found again by the passes that already catch lost jobs (the
-  deadline recovery pass, the ladder pass's rating of unrated matches).
+  A rating job lost to a crash there is found again by the ladder pass's rating of unrated
+  matches; a deadline is an index entry on the data Redis, not a job queued by a change.
 
 Effects leave indexes eventually consistent: two changes of one match committed within the same
 millisecond by two processes may apply their effects in the other order, which can leave a
@@ -434,36 +434,25 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
 
 def _queue_jobs(parent: Cluster, after: list[Callable[[], None]]) -> None:
     """Queue a committed change's RQ jobs on the queue Redis. When that fails (the queue Redis
-    down, or stalled: a timeout after 1 s, store/sockets.py), the change stands, the miss is
-    noted in the data store (``keys.QUEUE_MISSED``, for ``jobs/repair.requeue_missed``) and
-    the changes of this process don't try for :data:`QUEUE_BACKOFF_S` seconds: while the queue
-    is away one change in 5 s per process waits a second, the others go on at full speed, and
-    the repair pass queues the deadline jobs of every pending turn once it is back (a lost
-    rating job is found by the ladder pass)."""
+    down, or stalled: a timeout after 1 s, store/sockets.py), the change stands, and the changes of this process don't try for :data:`QUEUE_BACKOFF_S` seconds: while the
+    queue is away one change in 5 s per process waits a second, the others go on at full speed
+    (a lost rating job is found by the ladder pass; deadlines are entries of the deadline index
+    on the data Redis, which the dispatcher queues once the queue answers)."""
     if time.monotonic() < parent.queue_down_until:
-        _note_missed(parent)
         return
     for fn in after:
         try:
             fn()
         except redis.RedisError as exc:
             parent.queue_down_until = time.monotonic() + QUEUE_BACKOFF_S
-            log.warning("a job of a committed change was not queued (the queue Redis: %s); "
-                        "the repair pass will", exc)
-            _note_missed(parent)
+            log.warning("a job of a committed change was not queued (the queue Redis: %s)",
+                        exc)
             return
-
-
-def _note_missed(parent: Cluster) -> None:
-    try:
-        parent.set(keys.QUEUE_MISSED, repr(time.time()))
-    except (redis.RedisError, RedisClusterException) as exc:  # the data too: recover() will
-        log.warning("could not note a job left unqueued: %s", exc)
 
 
 def queue_jobs(r: Any, after: list[Callable[[], None]]) -> None:
     """:func:`_queue_jobs` for a change committed outside a pipeline of this module (a match's
-    commit script, ``store/matches.py``): the same backoff, the same note for the repair pass."""
+    commit script, ``store/matches.py``): the same backoff."""
     _queue_jobs(r, after)
 
 

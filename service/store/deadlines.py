@@ -1,96 +1,74 @@
-"""Scheduling a turn's deadline job, queued inside the same MULTI as the change that started the
-turn (so a committed turn always has its job). On a Redis Cluster, RQ lives on a Redis of its own
-(``QUEUE_REDIS_URL``): the job is queued there right after the commit, and one lost to a crash
-in between is caught by the recovery pass (``jobs/timeouts.recover``). The job is named by path: the store never imports
-the jobs package (dependencies point HTTP/jobs -> store -> engine).
+"""The deadline index (``keys.DEADLINES``): a sorted set of match id -> the wall time at which
+its pending turn is due. Every change of a match writes its entry in the change's own commit
+(``store/matches.py``; on a Redis Cluster, as one of the change's effects: store/cluster.py), so
+a committed turn always has its entry, and nothing else about RQ is written by a change.
 
-Precision: RQ's scheduled-jobs registry is a zset that RQ scores in whole seconds (it truncates
-the time) and its scheduler compares with the current whole second. Rounding every deadline up
-to the next second makes the job never due early, but it also turns a steady stream of deadlines
-into one burst per second (every deadline of a second becomes due at its end) that the worker
-then works through one by one: in ``bench/deadlines.py`` (100 matches, 1 s deadlines) that put the
-p99 lateness at about 1.5 s. So the job is added through RQ (``enqueue_at(ceil(deadline))``) and,
-in the same MULTI, its score is then set to the exact deadline (a float). ``DeadlineScheduler``
-(jobs/worker.py) compares scores with the exact time, so each job becomes due at its deadline and
-is moved within one poll (0.2 s); a stock RQ scheduler compares with the whole second and so
-still never moves it before the deadline. The job checks the clock against the stored deadline
-anyway and reschedules itself if it runs early (clock skew between hosts)."""
+The deadline dispatcher (``service/jobs/dispatcher.py``) turns due entries into RQ jobs with
+:func:`claim`: one script (so it is atomic, on a single Redis or the index's cluster node) that
+takes the entries due by now and, in the same step, moves each one ``lease`` seconds ahead. So
+an entry goes to one dispatcher only, however many run, and one whose job never settles it (a
+job lost with its worker, or failed because Redis went away) comes due again when its lease ends
+and is dispatched again: retrying is the index's own doing, not RQ's. The job (``jobs/timeouts``
+``settle``) applies the due timeouts through the match's compare-and-set (so a repeated job
+changes nothing) and leaves the entry true again: its commit rewrites it, or
+:func:`reschedule` does when nothing was due."""
 
 from __future__ import annotations
 
-import math
-from datetime import UTC, datetime
+from typing import Any
 
 import redis
-from redis import ConnectionPool
-from redis.client import Pipeline
-from rq import Queue
-from rq.registry import ScheduledJobRegistry
 
-from . import cluster
-from .docs import ACTIVE, MatchDoc
-from .queues import DEADLINES as QUEUE
-from .queues import TIMEOUT_JOB as JOB
+from . import keys, replies
 
-__all__ = ["JOB", "QUEUE", "job_id", "queue", "requeue", "when"]
+__all__ = ["claim", "job_id", "reschedule"]
 
+# KEYS[1]: the index; ARGV: now, now + lease, the most entries to take. Returns the claimed
+# entries and their scores (flat: id, score, id, score ...), then the next score still pending
+# (or nothing), so that the dispatcher can sleep until then.
+_CLAIM = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0,
+                       tonumber(ARGV[3]))
+for i = 1, #due, 2 do
+  redis.call('ZADD', KEYS[1], ARGV[2], due[i])
+end
+local nxt = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if nxt[2] then table.insert(due, nxt[2]) end
+return due
+"""
 
-def job_id(mid: str, version: int, attempt: int = 0) -> str:
-    return f"deadline-{mid}-{version}" + (f"-r{attempt}" if attempt else "")
-
-
-def when(deadline: float) -> datetime:
-    # RQ's scheduled registry keeps whole seconds: round UP so a job is never due before the
-    # deadline (queue() then sets the exact score).
-    return datetime.fromtimestamp(math.ceil(deadline), UTC)
-
-
-_last: tuple[ConnectionPool, Queue] | None = None
+_scripts: dict[int, Any] = {}
 
 
-def _queue(pool: ConnectionPool) -> Queue:
-    """The deadlines queue on ``pool`` (kept: a client per change costs more than the rest)."""
-    global _last
-    last = _last
-    if last is None or last[0] is not pool:
-        last = _last = (pool, Queue(QUEUE, connection=redis.Redis(connection_pool=pool)))
-    return last[1]
+def _claim_script(r: redis.Redis) -> Any:
+    script = _scripts.get(id(r))
+    if script is None or script.registered_client is not r:
+        script = _scripts[id(r)] = r.register_script(_CLAIM)
+    return script
 
 
-def queue(pipe: Pipeline, doc: MatchDoc, *, attempt: int = 0, at: float | None = None) -> None:
-    """Queue the pending turn's timeout job (inside MULTI), at its deadline or at ``at``."""
-    if doc.status != ACTIVE or doc.deadline is None:
-        return
-    at = doc.deadline if at is None else at
-    mid, version = doc.id, doc.version
-
-    def on_queue_redis() -> None:  # a cluster: RQ has a Redis of its own (store/cluster.py)
-        qr = cluster.queue_client(pipe)
-        with qr.pipeline() as qpipe:
-            _enqueue(qpipe, _queue(qr.connection_pool), mid, version, at, attempt)
-            qpipe.execute()
-
-    if not cluster.after_commit(pipe, on_queue_redis):
-        _enqueue(pipe, _queue(pipe.connection_pool), mid, version, at, attempt)
+def claim(r: redis.Redis, now: float, lease: float,
+          limit: int = 500) -> tuple[list[tuple[str, float]], float | None]:
+    """Take the entries due by ``now`` (at most ``limit``), each moved to ``now + lease``;
+    returns them with the score each had (its deadline, or the end of an earlier lease), and
+    the earliest score left in the index (None: it is empty)."""
+    raw = _claim_script(r)(keys=[keys.DEADLINES], args=[repr(now), repr(now + lease), limit])
+    nxt = float(raw.pop()) if len(raw) % 2 else None
+    got = [(replies.text(raw[i]), float(raw[i + 1])) for i in range(0, len(raw), 2)]
+    return got, nxt
 
 
-def _enqueue(pipe: Pipeline, q: Queue, mid: str, version: int, at: float,
-             attempt: int) -> None:
-    jid = job_id(mid, version, attempt)
-    q.enqueue_at(when(at), JOB, mid, version, job_id=jid, pipeline=pipe,
-                 result_ttl=60, failure_ttl=24 * 3600, job_timeout=30)
-    # The exact deadline as the score (see the module docstring); same MULTI, after RQ's ZADD.
-    pipe.zadd(ScheduledJobRegistry(queue=q).key, {jid: at})
+def reschedule(r: redis.Redis, mid: str, at: float | None) -> None:
+    """Set the entry of ``mid`` to ``at`` if it still has one (None: remove it). For a job that
+    found nothing due; a change committed meanwhile may have set a later deadline, which this
+    can overwrite with an earlier one: then that entry is dispatched early, its job finds
+    nothing due, and reschedules it right."""
+    if at is None:
+        r.zrem(keys.DEADLINES, mid)
+    else:
+        r.zadd(keys.DEADLINES, {mid: at}, xx=True)
 
 
-def requeue(qr: redis.Redis, doc: MatchDoc) -> bool:
-    """Queue the pending turn's timeout job straight on RQ's Redis ``qr``, outside any change
-    (the repair of jobs a change could not queue: ``jobs/repair.requeue_missed``). A job
-    already there is written again under its own id, which changes nothing. False: no turn
-    is pending."""
-    if doc.status != ACTIVE or doc.deadline is None:
-        return False
-    with qr.pipeline() as qpipe:
-        _enqueue(qpipe, Queue(QUEUE, connection=qr), doc.id, doc.version, doc.deadline, 0)
-        qpipe.execute()
-    return True
+def job_id(mid: str, score: float) -> str:
+    """The RQ job id of one claim: the match and the claimed score in ms (a job per claim)."""
+    return f"deadline-{mid}-{round(score * 1000)}"

@@ -77,8 +77,6 @@ ALL_MATCHES = f"{PREFIX}:idx:matches"
 DEADLINES = f"{PREFIX}:idx:deadlines"  # zset: match id -> pending turn deadline (epoch s)
 PRESENCE = f"{PREFIX}:idx:presence"  # zset: player id -> last poll (epoch s)
 STATS = f"{PREFIX}:stats"  # hash: actions, timeouts -> how many were applied (GET /metrics)
-# string: when a change last could not queue its job on a cluster's queue Redis (store/cluster.py)
-QUEUE_MISSED = f"{PREFIX}:svc:queue_missed"
 
 
 def heartbeats(role: str) -> str:

@@ -11,9 +11,10 @@ key of the match's slot in the same script and are applied right after (``store/
 RQ's jobs (a turn's deadline, a rating) are queued right after the commit; one lost to a crash
 in between is caught by the passes that catch lost jobs.
 
-``deadline_jobs`` (every function that may write): whether a turn that starts gets its RQ
-deadline job (``store/deadlines.py``). The API passes its ``ENQUEUE_JOBS`` setting; with False,
-timeouts are applied lazily only (by whoever reads the match next)."""
+A turn's deadline is the match's entry in the deadline index (``store/deadlines.py``), written
+in the same MULTI; the deadline dispatcher turns it into an RQ job when it is due.
+``deadline_jobs`` (every function that may write) no longer changes anything: it is kept so
+that callers need not change with this module."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from redis.commands.core import Script
 
 from .. import engine
 from ..engine import EngineError, Event
-from . import attendance, clock, cluster, deadlines, inbox, keys, players, queues, replies
+from . import attendance, clock, cluster, inbox, keys, players, queues, replies
 from .commit import Commit
 from .docs import (
     ACTIVE,
@@ -329,17 +330,15 @@ def _effects(w: Commit | Pipeline, doc: MatchDoc, old_status: str | None) -> Non
 
 
 def _jobs(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
-    """RQ's jobs of a change: the new turn's deadline, the rating of a finished ladder match."""
-    if deadline_jobs:
-        deadlines.queue(pipe, doc)
+    """RQ's jobs of a change: the rating of a finished ladder match (a turn's deadline is its
+    entry in the deadline index, written in the commit: the dispatcher queues its job)."""
     queues.queue_rating(pipe, doc, old_status)
 
 
 def _write(c: Commit, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
     """Record a change of ``doc`` (its document and new events go in by :func:`_commit`)."""
     _effects(c, doc, old_status)
-    if (deadline_jobs and doc.status == ACTIVE and doc.deadline is not None) or (
-            doc.ladder and doc.status == FINISHED and old_status != FINISHED):
+    if doc.ladder and doc.status == FINISHED and old_status != FINISHED:
         c.jobs.append(lambda pipe: _jobs(pipe, doc, old_status, deadline_jobs))
 
 

@@ -13,14 +13,13 @@ from rq import Queue
 from . import cluster
 from .docs import FINISHED, MatchDoc
 
-#: turn deadlines (``store/deadlines.py``); listed first, so a worker takes them first
+#: turn deadlines (``jobs/dispatcher.py``); listed first, so a worker takes them first
 DEADLINES = "deadlines"
-#: everything else: ladder ratings, cron's recovery and scheduling passes
+#: everything else: ladder ratings, cron's scheduling and repair passes
 DEFAULT = "default"
 #: the queues a worker listens on, highest priority first
 QUEUES = (DEADLINES, DEFAULT)
 
-TIMEOUT_JOB = "service.jobs.timeouts.run"
 RATE_JOB = "service.jobs.ladder.rate"
 
 

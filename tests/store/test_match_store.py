@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 import redis
-from rq.registry import ScheduledJobRegistry
 
 from service import engine
-from service.store import cluster, deadlines, keys, matches, players, queues
+from service.store import cluster, keys, matches, players
 from service.store.docs import ACTIVE, ELIDED, FINISHED, WAITING, MatchDoc, event_from_json
 from service.store.errors import StoreError
 
@@ -246,32 +245,22 @@ def test_listing_pages_are_stable_while_matches_are_added(redis_db: redis.Redis)
 # --------------------------------------------------------------------------- deadlines
 
 
-def _scheduled(r: redis.Redis) -> dict[str, float]:
+def _rq_keys(r: redis.Redis) -> list[bytes]:
     q = cluster.queue_client(r) if cluster.is_cluster(r) else r  # RQ's own Redis on a cluster
-    reg = ScheduledJobRegistry(queues.DEADLINES, connection=q)
-    return {k.decode(): s for k, s in q.zrange(reg.key, 0, -1, withscores=True)}
+    return sorted(q.scan_iter(match="rq:*"))
 
 
-def test_each_turn_gets_one_deadline_job_at_its_exact_deadline(redis_db: redis.Redis) -> None:
+def test_each_turn_gets_its_deadline_in_the_index_and_no_job(redis_db: redis.Redis) -> None:
+    """A change writes its turn's deadline as the match's deadline index entry, in its commit;
+    the deadline dispatcher (jobs/dispatcher.py) makes the RQ job when it is due."""
     doc, pids = started(redis_db)
     assert doc.deadline is not None
-    jobs = _scheduled(redis_db)
-    assert jobs == {deadlines.job_id(doc.id, doc.version): doc.deadline}
+    assert redis_db.zscore(keys.DEADLINES, doc.id) == doc.deadline
     pid, action = mover(doc, pids)
     matches.act(redis_db, doc.id, pid, action, respond=respond)
     after = matches.load(redis_db, doc.id)
-    jobs = _scheduled(redis_db)
-    assert jobs[deadlines.job_id(doc.id, after.version)] == after.deadline
     assert redis_db.zscore(keys.DEADLINES, doc.id) == after.deadline
-
-
-def test_no_deadline_jobs_when_told_so(redis_db: redis.Redis) -> None:
-    doc, pids = started(redis_db, deadline_jobs=False)
-    pid, action = mover(doc, pids)
-    matches.act(redis_db, doc.id, pid, action, respond=respond, deadline_jobs=False)
-    assert _scheduled(redis_db) == {}
-    # the deadline index (what recovery reads) is kept all the same
-    assert redis_db.zscore(keys.DEADLINES, doc.id) == matches.load(redis_db, doc.id).deadline
+    assert _rq_keys(redis_db) == []  # nothing queued for RQ by a change
 
 
 def test_expire_for_a_stale_version_changes_nothing(redis_db: redis.Redis) -> None:

@@ -1,15 +1,15 @@
-"""Real ``rq`` processes for the job tests and benchmarks: a deadline worker with its scheduler,
-and the ``rq cron`` process.
+"""Real job processes for the job tests and benchmarks: the worker (``python -m
+service.jobs.worker``: RQ's worker and the deadline dispatcher) and the ``rq cron`` process.
 
     from tests.support.rqproc import RqCron, RqWorker
 
-    with RqWorker(redis_url) as w:           # waits until its scheduler holds the locks
+    with RqWorker(redis_url) as w:           # waits until it listens and dispatches
         ...
-        w.kill()                             # SIGKILL the worker and its scheduler process
+        w.kill()                             # SIGKILL it, as a machine crash would
 
-Each runs the ``rq`` CLI next to the running Python, from the repository root, in its own process
-group (so :meth:`RqProcess.kill` takes the forked scheduler down too, as a machine crash would),
-with its output in a temp log file. ``redis_url`` may be a ``unix://`` URL (the rq CLI takes it).
+Each runs next to the running Python, from the repository root, in its own process group (so
+:meth:`RqProcess.kill` takes any child down too), with its output in a temp log file.
+``redis_url`` may be a ``unix://`` URL.
 """
 
 from __future__ import annotations
@@ -23,21 +23,14 @@ import tempfile
 import time
 from types import TracebackType
 
-import redis
-
 from service.store.queues import QUEUES
-from tests.support import migrate_store, read_log, venv_executable
+from tests.support import migrate_store, read_log
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-WORKER_CLASS = "service.jobs.worker.DeadlineWorker"
-
-
-def rq_executable() -> str:
-    return venv_executable("rq")
 
 
 class RqProcess:
-    """One ``rq`` CLI process in its own process group."""
+    """One job process in its own process group."""
 
     name = "rq"
 
@@ -86,7 +79,7 @@ class RqProcess:
         return None if self.proc is None else self.proc.pid
 
     def kill(self) -> None:
-        """SIGKILL the whole process group (the worker and its forked scheduler) at once."""
+        """SIGKILL the whole process group at once."""
         proc, self.proc = self.proc, None
         if proc is None:
             return
@@ -104,7 +97,7 @@ class RqProcess:
             time.sleep(0.02)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM (RQ's warm shutdown: releases the scheduler locks), then SIGKILL."""
+        """SIGTERM (RQ's warm shutdown: the current job finishes), then SIGKILL."""
         proc = self.proc
         if proc is None:
             return
@@ -134,7 +127,7 @@ class RqProcess:
 
 
 class RqWorker(RqProcess):
-    """``rq worker -w DeadlineWorker --with-scheduler deadlines default``."""
+    """``python -m service.jobs.worker deadlines default``: RQ's worker and the dispatcher."""
 
     name = "worker"
 
@@ -145,31 +138,26 @@ class RqWorker(RqProcess):
 
     def argv(self) -> list[str]:
         extra = ["--name", self.worker_name] if self.worker_name else []
-        return [rq_executable(), "worker", "-w", WORKER_CLASS, "--with-scheduler",
-                "--url", self.rq_url, *extra, *QUEUES]
+        return [sys.executable, "-m", "service.jobs.worker", "--url", self.rq_url, *extra,
+                *QUEUES]
 
-    def start(self, *, wait_for_locks: bool = True, timeout: float = 20.0) -> RqWorker:
-        """Start; with ``wait_for_locks``, wait until a scheduler holds every queue's lock and
-        this worker is registered (another worker's scheduler may be the one holding them)."""
+    def start(self, *, wait_ready: bool = True, timeout: float = 20.0) -> RqWorker:
+        """Start; with ``wait_ready``, wait until its RQ worker listens and its dispatcher runs."""
         super().start()
-        if wait_for_locks:
+        if wait_ready:
             self.wait_ready(timeout)
         return self
 
     def wait_ready(self, timeout: float = 20.0) -> None:
-        r = redis.Redis.from_url(self.rq_url)
-        try:
-            end = time.monotonic() + timeout
-            while time.monotonic() < end:
-                if not self.running:
-                    raise RuntimeError(f"rq worker exited:\n{self.log_text()[-4000:]}")
-                locks = all(r.exists(f"rq:scheduler-lock:{q}") for q in QUEUES)
-                if locks and b"Listening on" in open(self.log_path, "rb").read():
-                    return
-                time.sleep(0.05)
-        finally:
-            r.close()
-        raise RuntimeError(f"rq worker not ready within {timeout}s:\n{self.log_text()[-4000:]}")
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if not self.running:
+                raise RuntimeError(f"worker exited:\n{self.log_text()[-4000:]}")
+            text = open(self.log_path, "rb").read()
+            if b"Listening on" in text and b"dispatching deadlines" in text:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"worker not ready within {timeout}s:\n{self.log_text()[-4000:]}")
 
 
 class RqCron(RqProcess):

@@ -1,5 +1,5 @@
 """The public bot ladder (issue 7) against the whole stack: gunicorn (2 workers), a real
-``rq worker -w service.jobs.worker.DeadlineWorker --with-scheduler deadlines default`` and a real
+worker (``python -m service.jobs.worker deadlines default``) and a real
 ``rq cron service/jobs/cron.py`` (a scheduling pass per ladder every second), on a redis-server
 private to this module. API, worker and cron all see the same ``LADDERS`` and ``LADDER_*``
 environment (the pass runs in the worker; the API shows the configuration and leaderboards).

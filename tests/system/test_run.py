@@ -148,14 +148,11 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
         cmds = {pid: cmdline(pid) for pid, _ in procs}
         assert any("redis-server" in c and sock in c for c in cmds.values()), cmds
         assert any("gunicorn" in c for c in cmds.values()), cmds
-        assert any("rq" in c and "worker" in c and "--with-scheduler" in c
-                   for c in cmds.values()), cmds
+        assert any("service.jobs.worker" in c for c in cmds.values()), cmds
         assert any("service.jobs.cron_runner" in c for c in cmds.values()), cmds
 
         # A process that dies is started again (logged, after a backoff); the rest goes on.
-        worker = next(pid for pid, c in cmds.items()
-                      if "rq" in c and "worker" in c and "--with-scheduler" in c
-                      and cmds.get(_ppid(pid), "").find("rq") < 0)
+        worker = next(pid for pid, c in cmds.items() if "service.jobs.worker" in c)
         os.kill(worker, signal.SIGKILL)
         deadline = time.monotonic() + 30
         while "worker started again" not in output():
@@ -168,7 +165,7 @@ def test_make_run_starts_and_stops_everything(tmp_path: Path) -> None:
         assert status == 200
         procs = descendants(proc.pid)
         cmds = {pid: cmdline(pid) for pid, _ in procs}
-        assert worker not in cmds and any("rq" in c and "--with-scheduler" in c
+        assert worker not in cmds and any("service.jobs.worker" in c
                                           for c in cmds.values()), cmds
 
         proc.send_signal(signal.SIGINT)

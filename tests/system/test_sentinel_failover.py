@@ -1,6 +1,6 @@
 """Redis Sentinel keeps deadlines firing through a failover (issue 24, item 4), on the whole
 stack in single-Redis mode behind Sentinel: ``REDIS_URL=redis+sentinel://...`` for gunicorn (2
-workers, rate limits on), the deadline worker (``rq worker -c service.jobs.rq_settings``) and
+workers, rate limits on), the worker (``python -m service.jobs.worker``, a Sentinel URL) and
 ``rq cron``; a master, a replica and three sentinels (real ``redis-server`` and
 ``redis-server --sentinel`` processes). That Redis holds RQ's queues too, so it is the queue
 master that is killed.
@@ -38,31 +38,11 @@ IDLE = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy":
         "max_timeouts": 50, "first_seat": 0, "tokens_to_win": 20}
 
 
-class SentinelWorker(RqWorker):
-    """The deadline worker, with RQ's Redis from the settings module (a Sentinel URL)."""
-
-    def argv(self) -> list[str]:
-        out = super().argv()
-        i = out.index("--url")
-        return out[:i] + ["-c", "service.jobs.rq_settings"] + out[i + 2:]
-
-    def wait_ready(self, timeout: float = 20.0) -> None:
-        r = cluster.connect(self.rq_url)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if not self.running:
-                raise RuntimeError(f"rq worker exited:\n{self.log_text()[-4000:]}")
-            if all(r.exists(f"rq:scheduler-lock:{q}") for q in ("deadlines", "default")):
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"rq worker not ready:\n{self.log_text()[-4000:]}")
-
-
 @pytest.fixture
-def stack() -> Iterator[tuple[SentinelSet, ApiServer, SentinelWorker, RqCron]]:
+def stack() -> Iterator[tuple[SentinelSet, ApiServer, RqWorker, RqCron]]:
     with SentinelSet() as ss:
         api = ApiServer(ss.url, workers=2, env=ENV)
-        worker = SentinelWorker(ss.url, env=ENV)
+        worker = RqWorker(ss.url, env=ENV)
         cron = RqCron(ss.url, env=ENV)
         try:
             api.start()
@@ -80,7 +60,7 @@ def stack() -> Iterator[tuple[SentinelSet, ApiServer, SentinelWorker, RqCron]]:
 
 
 def test_killing_the_queue_master_loses_no_deadline_and_fires_each_once(
-        stack: tuple[SentinelSet, ApiServer, SentinelWorker, RqCron]) -> None:
+        stack: tuple[SentinelSet, ApiServer, RqWorker, RqCron]) -> None:
     ss, api, worker, cron = stack
     r = cluster.connect(ss.url)
 
