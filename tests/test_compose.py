@@ -171,7 +171,7 @@ def test_compose_services_are_as_documented() -> None:
     # reaches the app's processes, tests/system/test_settings_reachable.py); no mounted config.
     for name, svc in services.items():
         assert "configs" not in svc, name
-        if name not in {"redis"} | CLUSTER | PROXY:
+        if name not in {"redis"} | CLUSTER | PROXY | HA:
             assert svc["env_file"] == [{"path": ".env", "required": False}], name
     proxy = services["proxy"]
     assert proxy["profiles"] == ["proxy"] and proxy["image"].startswith("nginx:")

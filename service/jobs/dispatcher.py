@@ -77,7 +77,7 @@ class Dispatcher:
         self.name = name
         self.queue_redis = queue_redis
         self.queue = Queue(DEADLINES, connection=queue_redis)
-        self._next_beat = 0.0
+        self.next_beat = 0.0
         self.data = timeouts.data_redis(queue_redis)
         self.poll_s = poll_s
         self.lease_s = lease_s
@@ -98,8 +98,8 @@ class Dispatcher:
 
     def tick(self) -> None:
         now = time.monotonic()
-        if now >= self._next_beat:  # /readyz: a deadline worker is alive (store/heartbeats.py)
-            self._next_beat = now + BEAT_S
+        if now >= self.next_beat:  # /readyz: a deadline worker is alive (store/heartbeats.py)
+            self.next_beat = now + BEAT_S
             heartbeats.beat(self.queue_redis, heartbeats.DEADLINE_WORKER, self.name)
         ticked = clock.tick(self.data)
         if ticked.startswith("resumed:"):

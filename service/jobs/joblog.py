@@ -65,15 +65,18 @@ class TextFormatter(logging.Formatter):
         return line
 
 
+class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The job processes' one handler (a class of its own: :func:`configure` finds it)."""
+
+
 def configure() -> None:
     """One handler on the root logger (stderr) in the chosen format; idempotent. RQ adds no
     handler of its own when one is there."""
     root = logging.getLogger()
-    if any(getattr(h, "_ll_jobs", False) for h in root.handlers):
+    if any(isinstance(h, _Handler) for h in root.handlers):
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Handler(sys.stderr)
     handler.setFormatter(TextFormatter() if log_format() == "text" else JsonFormatter())
-    handler._ll_jobs = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
     logging.getLogger("service").setLevel(os.environ.get("LOG_LEVEL", "info").upper())

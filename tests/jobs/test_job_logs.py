@@ -22,10 +22,10 @@ def test_the_worker_logs_one_json_line_per_job_with_its_duration_and_rq_stays_qu
         redis_db: redis.Redis, redis_server: RedisProcess) -> None:
     env = {"LOG_FORMAT": "json", "RQ_LOG_LEVEL": "WARNING"}
     worker = RqWorker(redis_server.url, env=env)
-    worker.start(wait_for_locks=False)
+    worker.start(wait_ready=False)  # (RQ at WARNING: no "Listening on" to wait for)
     try:
         q = Queue("default", connection=redis_db)
-        jobs = [q.enqueue("service.jobs.timeouts.recover") for _ in range(3)]
+        jobs = [q.enqueue("service.jobs.challenges.expire") for _ in range(3)]
         end = time.monotonic() + 60
         done: list[dict[str, object]] = []
         while time.monotonic() < end and len(done) < len(jobs):
@@ -37,7 +37,7 @@ def test_the_worker_logs_one_json_line_per_job_with_its_duration_and_rq_stays_qu
         worker.close()
     assert sorted(str(d["job_id"]) for d in done) == sorted(j.id for j in jobs)
     for d in done:
-        assert d["job"] == "service.jobs.timeouts.recover" and d["status"] == "finished"
+        assert d["job"] == "service.jobs.challenges.expire" and d["status"] == "finished"
         assert d["queue"] == "default" and isinstance(d["duration_ms"], float)
         assert d["logger"] == "service.jobs.run" and d["level"] == "info"
     # RQ's own INFO lines (3-4 per job: "default: ... (id)", "Job OK", "Listening on ...")

@@ -135,6 +135,7 @@ def test_a_seat_knocked_out_before_its_first_turn_cannot_abort_in_round_2(
     absent = 1 - doc.state.turn
     doc = act(r, doc, first)
     assert doc.state is not None and doc.state.round == 2 and doc.moved is not None
+    won = list(doc.state.tokens)  # round 1's token (the mover's, or the absent seat's)
     assert not doc.moved[absent]  # it never had a turn, and never asked
     while doc.state is not None and doc.state.turn != absent:
         doc = act(r, doc, legal(doc)[0])
@@ -142,7 +143,8 @@ def test_a_seat_knocked_out_before_its_first_turn_cannot_abort_in_round_2(
     got = matches.expire(r, doc.id, now=doc.deadline + 0.01)
     assert got.aborted is None and got.status == ACTIVE  # a timeout, not an abort
     assert got.state is not None and got.state.timeouts[absent] == 1
-    assert got.state.tokens[1 - absent] == 1  # the token won in round 1 stands
+    # the token won in round 1 stands (the timeout's own move may even end round 2)
+    assert sum(won) == 1 and all(t >= w for t, w in zip(got.state.tokens, won, strict=True))
 
 
 def abort_one(r: redis.Redis, pids: list[str], now: float) -> MatchDoc:

@@ -12,10 +12,17 @@ import time
 
 import orjson
 import pytest
-from tests.test_example_bots import LADDER_ENV, REPO, command, finish, first_line, needs_tools
 
 from service.store import inbox
 from tests.support.stack import running_stack, wait_for
+from tests.system.test_example_bots import (
+    LADDER_ENV,
+    REPO,
+    command,
+    finish,
+    first_line,
+    needs_tools,
+)
 
 pytestmark = [pytest.mark.timeout(240), needs_tools]
 

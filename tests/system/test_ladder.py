@@ -287,7 +287,7 @@ def test_a_bot_that_times_out_is_benched_until_it_polls_again(stack: Stack) -> N
         # it polls again: unbenched, scheduled again
         poll(sleepy)
         wait_for("a match after polling again",
-                 lambda: len(stack.ladder_matches("bench", sid)) > k, timeout=10)
+                 lambda: len(stack.ladder_matches("bench", sid)) > k, timeout=30)
         row = stack.row("bench", sid)
         assert not row["benched"] and row["benched_reason"] is None
     finally:

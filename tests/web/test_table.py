@@ -167,6 +167,7 @@ def test_spectator_log_keeps_the_readers_place(page: Any, api: Api,
 def phone(browser: Any) -> Iterator[Any]:
     """A phone-sized page (390 x 844, touch); JavaScript errors on it fail the test."""
     ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                              bypass_csp=True,  # (Playwright's string predicates: web.py)
                               is_mobile=True, reduced_motion="reduce")
     pg = ctx.new_page()
     errors: list[str] = []
