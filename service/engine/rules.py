@@ -520,24 +520,29 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
         tokens[p] += 1
     if spy is not None:
         tokens[spy] += 1
+    names = _NAMES
     result: RoundResult = {
         "round": s.round, "reason": reason, "winners": winners, "spy_bonus": spy,
-        "hands": [[_NAMES[c] for c in h] for h in s.hands],
-        "set_aside": [_NAMES[c] for c in s.aside], "tokens": tokens[:],
+        # a hand holds one card at a round's end but after a forfeit in a chancellor's turn
+        "hands": [[names[h[0]]] if len(h) == 1 else [names[c] for c in h] for h in s.hands],
+        "set_aside": [names[c] for c in s.aside], "tokens": tokens[:],
     }
     s.rounds.append(result)
-    emit(s, "round_end", dict(result))
+    events = s.events
+    events.append(_new(_EVENT, (len(events), s.round, "round_end", dict(result), None)))
     s.turn = -1
     s.phase = _PHASE_PLAY
     target = s.tokens_to_win
-    reached = [p for p in range(n) if tokens[p] >= target]
-    if reached:  # R26
-        _finish(s, reached, "tokens")
+    if max(tokens) >= target:  # R26
+        _finish(s, [p for p in range(n) if tokens[p] >= target], "tokens")
         return
     # R8: the winner starts; several winners draw lots from the seed.
     forfeited = s.forfeited
-    candidates = [p for p in winners if not forfeited[p]] or \
-                 [p for p in range(n) if not forfeited[p]]
+    if len(winners) == 1 and not forfeited[winners[0]]:
+        candidates = winners
+    else:
+        candidates = [p for p in winners if not forfeited[p]] or \
+                     [p for p in range(n) if not forfeited[p]]
     if len(candidates) == 1:
         s.round_first = candidates[0]
     else:
