@@ -25,6 +25,12 @@ Then the cost of one action as the API pays it: ``apply`` + ``view`` + the JSON 
 
 The first line says which engine ran: the mypyc build (``make engine``, which ``make bench``
 runs) or the pure package (``LL_ENGINE_PURE=1`` picks it when a build exists).
+
+``--peer-src DIR`` prints only a comparison with another engine, RetiredDemiurge/love-letter
+(MIT; a checkout in DIR, never part of this repository: docs/operations.md says how to fetch
+it): classic 2p and 4p, the card-first random policy on both engines, both of our builds (the
+pure package loaded a second time from the sources, beside the compiled one), interleaved
+slices in this one process, ``ours/peer`` ratios the median of ``--repeats`` runs.
 """
 
 from __future__ import annotations
@@ -403,10 +409,10 @@ def compare_peer(src: str, seconds: float, repeats: int) -> None:
                 rates[k].append(v / SLICES)
             for k in builds:
                 ratios[k].append(sums[k] / sums["peer"])
-        for k, v in rates.items():
-            print(f"{name} {k} engine: {statistics.median(v):.0f} rounds/cpu-s", flush=True)
-        for k, v in ratios.items():
-            print(f"{name} {k}/peer: {statistics.median(v):.2f} x", flush=True)
+        for k, runs in rates.items():
+            print(f"{name} {k} engine: {statistics.median(runs):.0f} rounds/cpu-s", flush=True)
+        for k, runs in ratios.items():
+            print(f"{name} {k}/peer: {statistics.median(runs):.2f} x", flush=True)
 
 
 def main() -> None:
