@@ -2,7 +2,7 @@
 #
 #   make check     the fast tier: lint, import contracts, typecheck and the tests that need no server
 #   make test      lint, import contracts, typecheck and the test suite (creates .venv on first use)
-#   make run       run the whole stack locally (service.ops.run)
+#   make run       run the whole stack locally (service.ops.run; the compiled engine if it builds)
 #   make bench     run every bench/*.py and print its numbers
 #   make engine    compile the rules engine with mypyc (the pure package is the fallback)
 #   make openapi   regenerate openapi.yaml (service.http.openapi) and the SDK's sdk/llsdk/rulesets.json
@@ -156,7 +156,11 @@ openapi: $(RUN_STAMP)
 	$(VPY) -m service.http.openapi
 	$(VPY) -m service.engine.catalog > sdk/llsdk/rulesets.json
 
+# The compiled engine when this venv can build it (mypyc, from the development tools of `make
+# install` or `make test`, and a C compiler): about 15 CPU-seconds the first time, nothing while
+# the build matches the sources; otherwise tools/build_engine.py says why and the pure engine runs.
 run: $(RUN_STAMP)
+	@$(VPY) tools/build_engine.py
 	@$(VPY) -m service.ops.run
 
 migrate: $(RUN_STAMP)

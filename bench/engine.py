@@ -25,17 +25,30 @@ Then the cost of one action as the API pays it: ``apply`` + ``view`` + the JSON 
 
 The first line says which engine ran: the mypyc build (``make engine``, which ``make bench``
 runs) or the pure package (``LL_ENGINE_PURE=1`` picks it when a build exists).
+
+``--peer-src DIR`` prints only a comparison with another engine, RetiredDemiurge/love-letter
+(MIT; a checkout in DIR, never part of this repository: docs/operations.md says how to fetch
+it): classic 2p and 4p, the card-first random policy on both engines, both of our builds (the
+pure package loaded a second time from the sources, beside the compiled one), interleaved
+slices in this one process, ``ours/peer`` ratios the median of ``--repeats`` runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
+import os
 import random
+import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
+from types import ModuleType
 
+import service.engine as engine_pkg
 from service.engine import (
     BUILD,
     RULESETS,
@@ -252,12 +265,170 @@ def per_call_us(fn: Callable[..., object], args: Sequence[tuple[object, ...]],
     return best * 1e6
 
 
+# --------------------------------------------------------------------------- a peer engine
+
+
+def load_pure_engine() -> ModuleType:
+    """A second copy of ``service.engine`` from its pure sources, under another name, so one
+    process can time the pure and the compiled builds side by side (the compiled modules are
+    bound to their own names; the pure ones import each other relatively). ``LL_ENGINE_PURE``
+    is set for that import only, so the copy never puts the compiled folder on its path."""
+    name = "_bench_pure_engine"
+    if name in sys.modules:
+        return sys.modules[name]
+    here = os.path.dirname(os.path.abspath(engine_pkg.__file__ or ""))
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(here, "__init__.py"), submodule_search_locations=[here])
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no engine package in {here}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    before = os.environ.get("LL_ENGINE_PURE")
+    os.environ["LL_ENGINE_PURE"] = "1"
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if before is None:
+            del os.environ["LL_ENGINE_PURE"]
+        else:
+            os.environ["LL_ENGINE_PURE"] = before
+    return module
+
+
+def ours_rounds(engine: ModuleType, players: int, seconds: float) -> float:
+    """Our engine, classic rules, the card-first random policy (``peer_policy``) through the
+    public API, whole matches, rounds per CPU-second. ``engine`` is one build's package."""
+    new, step, by_card_of, legal = (engine.new_match, engine.apply_inplace,
+                                    engine.legal_actions_by_card, engine.legal_actions)
+    rng = random.Random(1)
+    choice, rand = rng.choice, rng.random
+    rounds = seed = 0
+    clock = time.process_time
+    start = clock()
+    deadline = start + seconds
+    while clock() < deadline:
+        seed += 1
+        s = new("classic", players, seed=seed)
+        while s.status == "active":
+            by_card = by_card_of(s)
+            if s.phase != "play":
+                step(s, choice(legal(s)))
+                continue
+            hand = s.hands[s.turn]
+            acts = by_card.get(hand[int(rand() * len(hand))])
+            if acts is None:  # R11: the countess is the only card that may be played
+                (acts,) = by_card.values()
+            step(s, choice(acts))
+        rounds += s.round
+    return rounds / (clock() - start)
+
+
+def peer_rounds(peer: ModuleType, players: int, seconds: float) -> float:
+    """RetiredDemiurge's engine (classic rules, 2-4 players), whole games driven as its own
+    command-line game drives them (start_turn, apply_action, check_round_end, advance_turn),
+    with the same card-first random policy: a card uniformly from ``legal_play_cards``, then a
+    target uniformly from ``valid_targets``, then a guess uniformly (any card but the guard).
+    Its ``apply_action`` validates each action, as ours does."""
+    rules, state = peer.rules, peer.state
+    ct = peer.cards.CardType
+    new_game, setup_round, start_turn = rules.new_game, rules.setup_round, rules.start_turn
+    legal_play_cards, valid_targets = rules.legal_play_cards, rules.valid_targets
+    apply_action, check_round_end = rules.apply_action, rules.check_round_end
+    advance_turn, game_over, act = rules.advance_turn, rules.game_over, state.Action
+    targeted = {ct.GUARD, ct.PRIEST, ct.BARON, ct.PRINCE, ct.KING}
+    guesses = [c for c in ct if c != ct.GUARD]
+    names = [f"p{i}" for i in range(players)]
+    rng = random.Random(1)
+    choice, rand = rng.choice, rng.random
+    rounds = 0
+    clock = time.process_time
+    start = clock()
+    deadline = start + seconds
+    while clock() < deadline:
+        game = new_game(names)
+        while not game_over(game):
+            rs = setup_round(game, rng)
+            rounds += 1
+            while not rs.round_over:
+                me = rs.players[rs.current_player_idx]
+                if me.eliminated:
+                    advance_turn(rs)
+                    continue
+                if not start_turn(rs, me.id, rng):
+                    check_round_end(game, rs, rng)
+                    break
+                cards = legal_play_cards(me.hand)
+                card = cards[int(rand() * len(cards))]
+                target = guess = None
+                if card in targeted:
+                    targets = valid_targets(rs, me.id, card)
+                    if targets:
+                        target = choice(targets).id
+                        if card == ct.GUARD:
+                            guess = choice(guesses)
+                apply_action(rs, act(me.id, card, target, guess), rng)
+                check_round_end(game, rs, rng)
+                if not rs.round_over:
+                    advance_turn(rs)
+    return rounds / (clock() - start)
+
+
+def import_peer(src: str) -> ModuleType:
+    """``love_letter.engine`` from a checkout of RetiredDemiurge/love-letter (its ``src``)."""
+    root = os.path.join(os.path.abspath(src), "src")
+    if not os.path.isdir(os.path.join(root, "love_letter", "engine")):
+        raise SystemExit(f"--peer-src: no src/love_letter/engine in {src} (see docs/operations.md)")
+    sys.path.insert(0, root)
+    pkg = importlib.import_module("love_letter.engine")
+    for part in ("cards", "rules", "state"):
+        importlib.import_module(f"love_letter.engine.{part}")
+    return pkg
+
+
+def compare_peer(src: str, seconds: float, repeats: int) -> None:
+    """Rounds per CPU-second of the peer and of each of our builds on classic 2p and 4p, in
+    interleaved slices of one process; each ratio is the median over ``repeats`` runs of
+    ours / peer from the same run."""
+    peer = import_peer(src)
+    builds: dict[str, ModuleType] = {"pure": load_pure_engine()}
+    if BUILD == "mypyc":
+        builds["compiled"] = engine_pkg
+    else:
+        print("engine compiled: 0 (no current mypyc build: run `make engine`)", flush=True)
+    for players in (2, 4):
+        name = f"classic-{players}p"
+        ratios: dict[str, list[float]] = {k: [] for k in builds}
+        rates: dict[str, list[float]] = {k: [] for k in ("peer", *builds)}
+        for _ in range(repeats):
+            sums = dict.fromkeys(rates, 0.0)
+            for _ in range(SLICES):
+                sums["peer"] += peer_rounds(peer, players, seconds / SLICES)
+                for k, eng in builds.items():
+                    sums[k] += ours_rounds(eng, players, seconds / SLICES)
+            for k, v in sums.items():
+                rates[k].append(v / SLICES)
+            for k in builds:
+                ratios[k].append(sums[k] / sums["peer"])
+        for k, runs in rates.items():
+            print(f"{name} {k} engine: {statistics.median(runs):.0f} rounds/cpu-s", flush=True)
+        for k, runs in ratios.items():
+            print(f"{name} {k}/peer: {statistics.median(runs):.2f} x", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per figure")
     ap.add_argument("--all", action="store_true", help="also 2019 2p and 6p")
+    ap.add_argument("--peer-src", metavar="DIR",
+                    help="only the side-by-side comparison with a checkout of "
+                         "RetiredDemiurge/love-letter in DIR (docs/operations.md)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="with --peer-src: runs per figure (medians printed)")
     opts = ap.parse_args()
     sec = opts.seconds
+    if opts.peer_src:
+        compare_peer(opts.peer_src, sec, opts.repeats)
+        return
     # Which engine this run measures: the mypyc build (`make engine`) or the pure package
     # (no build, a stale one, or LL_ENGINE_PURE=1).
     print(f"engine compiled: {int(BUILD == 'mypyc')} (1: the mypyc build, 0: the pure package)",

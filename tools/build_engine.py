@@ -62,7 +62,8 @@ def build(out: Path) -> bool:
         from mypyc.build import mypycify
         from setuptools import Distribution
     except ImportError as e:
-        print(f"engine: mypyc or setuptools missing ({e}): the pure engine is used")
+        print(f"engine: mypyc or setuptools missing ({e}; `make install` brings mypyc): "
+              "the pure engine is used")
         return False
     include = sysconfig.get_paths()["include"]
     if not (Path(include) / "Python.h").exists():

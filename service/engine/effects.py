@@ -42,6 +42,7 @@ def effect(card: Card) -> Callable[[Effect], Effect]:
     return register
 
 
+# The effects append their play event themselves, as emit would: a call fewer per action.
 def emit(s: MatchState, kind: str, data: dict[str, Any],
          to: tuple[int, ...] | None = None) -> None:
     events = s.events
@@ -63,7 +64,8 @@ def eliminate(s: MatchState, seat: int, reason: str) -> None:
 @effect(Card.COUNTESS)
 def _no_effect(s: MatchState, me: int, t: int | None, guess: int | None,
                data: dict[str, Any]) -> bool:
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     return False
 
 
@@ -71,12 +73,14 @@ def _no_effect(s: MatchState, me: int, t: int | None, guess: int | None,
 def _guard(s: MatchState, me: int, t: int | None, guess: int | None,
            data: dict[str, Any]) -> bool:
     if t is None or guess is None:
-        emit(s, "play", data)
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         return False
     data["guess"] = _NAMES[guess]
     hit = s.hands[t][0] == guess
     data["hit"] = hit
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     if hit:
         eliminate(s, t, "guard")
     return False
@@ -85,7 +89,8 @@ def _guard(s: MatchState, me: int, t: int | None, guess: int | None,
 @effect(Card.PRIEST)
 def _priest(s: MatchState, me: int, t: int | None, guess: int | None,
             data: dict[str, Any]) -> bool:
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     if t is not None:
         emit(s, "priest_saw", {"seat": me, "target": t, "card": _NAMES[s.hands[t][0]],
                                "turn": s.turn_no}, (me,))
@@ -96,14 +101,16 @@ def _priest(s: MatchState, me: int, t: int | None, guess: int | None,
 def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
            data: dict[str, Any]) -> bool:
     if t is None:
-        emit(s, "play", data)
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         return False
     mine, theirs = s.hands[me][0], s.hands[t][0]
     values = _RULESETS[s.ruleset].values
     vm, vt = values[mine], values[theirs]
     loser = t if vm > vt else me if vt > vm else None
     data["loser"] = loser
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     emit(s, "baron_compared", {"seat": me, "target": t, "card": _NAMES[mine],
                                "target_card": _NAMES[theirs], "turn": s.turn_no}, (me, t))
     if loser is not None:
@@ -115,7 +122,8 @@ def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
 def _handmaid(s: MatchState, me: int, t: int | None, guess: int | None,
               data: dict[str, Any]) -> bool:
     s.protected[me] = True
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     return False
 
 
@@ -123,14 +131,16 @@ def _handmaid(s: MatchState, me: int, t: int | None, guess: int | None,
 def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
             data: dict[str, Any]) -> bool:
     if t is None:  # not reached: the prince can always target its own player
-        emit(s, "play", data)
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         return False
     hand = s.hands[t]
     discarded = hand.pop()
     s.discards[t].append(discarded)
     data["discarded"] = _NAMES[discarded]
     if _FATAL[discarded]:
-        emit(s, "play", data)
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         eliminate(s, t, _NAMES[discarded])
         return False
     if s.deck:
@@ -140,7 +150,8 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
         new = s.aside.pop(0)  # the R5 card
         data["drew_from"] = "set_aside"
     hand.append(new)
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     emit(s, "prince_drew", {"seat": t, "by": me, "card": _NAMES[new], "turn": s.turn_no}, (t,))
     return False
 
@@ -148,7 +159,8 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
 @effect(Card.CHANCELLOR)
 def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
                 data: dict[str, Any]) -> bool:
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     n = min(_CHANCELLOR_DRAWS, len(s.deck))
     data["drew"] = n  # the play event shares this dict: it shows how many were drawn
     if not n:
@@ -165,7 +177,8 @@ def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
 @effect(Card.KING)
 def _king(s: MatchState, me: int, t: int | None, guess: int | None,
           data: dict[str, Any]) -> bool:
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     if t is not None:
         hands = s.hands
         mine, theirs = hands[me][0], hands[t][0]
@@ -178,7 +191,8 @@ def _king(s: MatchState, me: int, t: int | None, guess: int | None,
 @effect(Card.PRINCESS)
 def _princess(s: MatchState, me: int, t: int | None, guess: int | None,
               data: dict[str, Any]) -> bool:
-    emit(s, "play", data)
+    ev = s.events
+    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     eliminate(s, me, "princess")  # R20
     return False
 

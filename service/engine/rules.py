@@ -24,7 +24,6 @@ from __future__ import annotations
 from _random import Random as _MersenneTwister
 from collections import Counter
 from collections.abc import Mapping
-from hashlib import sha512
 from itertools import permutations
 from random import Random
 from typing import Any, Final
@@ -42,6 +41,8 @@ from .errors import (
 )
 from .events import Event
 from .state import ACTIVE, FINISHED, PHASE_CHANCELLOR, PHASE_PLAY, MatchState, RoundResult
+
+from hashlib import sha512
 
 TWO_PLAYER_SETUPS = ("three-up", "three-down-one-up")
 #: ``tokens_to_win`` may be set from 1 to this (the ruleset's table is the default).
@@ -136,66 +137,69 @@ def shuffled(deck: list[int], seed: str) -> list[int]:
 
 def start_round(s: MatchState) -> None:
     rs = _RULESETS[s.ruleset]
-    s.round += 1
-    if s.round == 1 and s.deck_order is not None:
+    rnd = s.round = s.round + 1
+    if rnd == 1 and s.deck_order is not None:
         deck = s.deck_order[:]
     else:
-        deck = shuffled(list(rs.base_deck), f"{s.seed}:{s.round}")
+        deck = shuffled(list(rs.base_deck), f"{s.seed}:{rnd}")
     n = s.players
     events = s.events
-    s.round_start_seq = len(events)
+    seq = s.round_start_seq = len(events)
+    names = _NAMES
     # The shuffled order, for the record only: nobody sees it while the match runs (R31).
-    emit(s, "deck", {"deck": [_NAMES[c] for c in deck]}, ())
+    events.append(_new(_EVENT, (seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ())))
     s.aside = [deck[0]]
     if n == 2:
         if s.two_player_setup == "three-up":
-            s.face_up = deck[1:4]
+            face_up = deck[1:4]
             del deck[:4]
         else:
             s.aside += deck[1:4]
-            s.face_up = deck[4:5]
+            face_up = deck[4:5]
             del deck[:5]
     else:
-        s.face_up = []
+        face_up = []
         del deck[0]
+    s.face_up = face_up
+    forfeited = s.forfeited
     hands: list[list[int]] = [[] for _ in range(n)]
     s.hands = hands
     s.discards = [[] for _ in range(n)]
     s.protected = [False] * n
-    s.eliminated = s.forfeited[:]  # R27: forfeited players sit the round out
+    s.eliminated = forfeited[:]  # R27: forfeited players sit the round out
     first = s.round_first
-    dealt: list[int] = []
-    for i in range(n):
-        seat = (first + i) % n
-        if not s.forfeited[seat]:
-            hands[seat] = [deck.pop(0)]
-            dealt.append(seat)
-    s.deck = deck
     s.turn_no = 0
     s.phase = _PHASE_PLAY
-    rnd = s.round
-    emit(s, "round_start", {"first": first, "face_up": [_NAMES[c] for c in s.face_up],
-                            "deck_count": len(deck), "tokens": s.tokens[:]})
-    for seat in dealt:
-        events.append(_new(_EVENT, (len(events), rnd, "dealt",
-                                   {"seat": seat, "card": _NAMES[hands[seat][0]]},
-                                   _SOLO[seat] if seat < 64 else (seat,))))
+    events.append(_new(_EVENT, (seq + 1, rnd, "round_start", {
+        "first": first, "face_up": [names[c] for c in face_up],
+        "deck_count": len(deck) - n + forfeited.count(True), "tokens": s.tokens[:]}, None)))
+    for i in range(n):
+        seat = (first + i) % n
+        if not forfeited[seat]:
+            card = deck.pop(0)
+            hands[seat] = [card]
+            events.append(_new(_EVENT, (len(events), rnd, "dealt",
+                                       {"seat": seat, "card": names[card]},
+                                       _SOLO[seat] if seat < 64 else (seat,))))
+    s.deck = deck
     _start_turn(s, first)
 
 
 def _start_turn(s: MatchState, seat: int) -> None:
     s.turn = seat
     s.protected[seat] = False  # R9
-    s.turn_no += 1
+    turn_no = s.turn_no = s.turn_no + 1
     deck = s.deck
     card = deck.pop(0)
     s.hands[seat].append(card)
     events = s.events
+    seq = len(events)
     rnd = s.round
-    events.append(_new(_EVENT, (len(events), rnd, "turn",
-                               {"seat": seat, "turn": s.turn_no, "deck_count": len(deck)}, None)))
-    events.append(_new(_EVENT, (len(events), rnd, "drew", {"seat": seat, "card": _NAMES[card]},
-                               _SOLO[seat] if seat < 64 else (seat,))))
+    events += (
+        _new(_EVENT, (seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
+                      None)),
+        _new(_EVENT, (seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
+                      _SOLO[seat] if seat < 64 else (seat,))))
 
 
 # --------------------------------------------------------------------------- legal actions
@@ -409,8 +413,16 @@ def apply_inplace(
         raise NotYourTurn(f"it is seat {me}'s turn, not seat {seat}'s")
     if not isinstance(action, _ACTION):
         action = Action.from_dict(action)
+    events = s.events
+    start = len(events)
+    memo = s.legal_memo
     try:
-        canon = _legal(s)[1].get(action)
+        # This turn's legal actions, usually memoized by the caller's legal_actions: read
+        # here rather than through _legal, a call fewer per action.
+        if s.memo_version == start and memo is not None and s.memo_hand == s.hands[me]:
+            canon = memo[1].get(action)
+        else:
+            canon = _legal(s)[1].get(action)
     except TypeError:  # unhashable fields (a list for bottom): malformed, reported below
         canon = None
     fields: tuple[object, ...] = action  # plain objects: see _shape_error
@@ -423,25 +435,34 @@ def apply_inplace(
             raise MalformedAction(why)
         if canon is None:
             raise IllegalAction(_explain(s, action))
-    events = s.events
-    start = len(events)
     s.timeouts[me] = s.timeouts[me] + 1 if timeout else 0
-    card = canon.card
+    # Unpacked, not read by name: the compiled build reads a named field with a generic
+    # attribute lookup, and an unpacking by index.
+    # (canon is never None here: refused above)
+    _kind, card, t, guess, _keep, _bottom = canon if canon is not None else action
     if card is not None:  # a play
         hand = s.hands[me]
         hand.remove(card)
         s.discards[me].append(card)
-        t = canon.target
         data: dict[str, Any] = {"seat": me, "card": _NAMES[card]}
         if t is not None:
             data["target"] = t
         if timeout:
             data["timeout"] = True
-        if _EFFECT[card](s, me, t, canon.guess, data):
+        if _EFFECT[card](s, me, t, guess, data):
             return events[start:]  # the turn goes on (chancellor)
     else:
-        _chancellor_return(s, me, canon, timeout)
-    _end_turn(s)
+        _chancellor_return(s, me, canon if canon is not None else action, timeout)
+    # _end_turn's usual case written here (a call fewer per action): the next seat's turn
+    elim = s.eliminated
+    if s.deck and elim.count(False) > 1:
+        n = s.players
+        seat = (me + 1) % n
+        while elim[seat]:
+            seat = (seat + 1) % n
+        _start_turn(s, seat)
+    else:
+        _end_turn(s)
     return events[start:]
 
 
@@ -502,24 +523,29 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
         tokens[p] += 1
     if spy is not None:
         tokens[spy] += 1
+    names = _NAMES
     result: RoundResult = {
         "round": s.round, "reason": reason, "winners": winners, "spy_bonus": spy,
-        "hands": [[_NAMES[c] for c in h] for h in s.hands],
-        "set_aside": [_NAMES[c] for c in s.aside], "tokens": tokens[:],
+        # a hand holds one card at a round's end but after a forfeit in a chancellor's turn
+        "hands": [[names[h[0]]] if len(h) == 1 else [names[c] for c in h] for h in s.hands],
+        "set_aside": [names[c] for c in s.aside], "tokens": tokens[:],
     }
     s.rounds.append(result)
-    emit(s, "round_end", dict(result))
+    events = s.events
+    events.append(_new(_EVENT, (len(events), s.round, "round_end", dict(result), None)))
     s.turn = -1
     s.phase = _PHASE_PLAY
     target = s.tokens_to_win
-    reached = [p for p in range(n) if tokens[p] >= target]
-    if reached:  # R26
-        _finish(s, reached, "tokens")
+    if max(tokens) >= target:  # R26
+        _finish(s, [p for p in range(n) if tokens[p] >= target], "tokens")
         return
     # R8: the winner starts; several winners draw lots from the seed.
     forfeited = s.forfeited
-    candidates = [p for p in winners if not forfeited[p]] or \
-                 [p for p in range(n) if not forfeited[p]]
+    if len(winners) == 1 and not forfeited[winners[0]]:
+        candidates = winners
+    else:
+        candidates = [p for p in winners if not forfeited[p]] or \
+                     [p for p in range(n) if not forfeited[p]]
     if len(candidates) == 1:
         s.round_first = candidates[0]
     else:
