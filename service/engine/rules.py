@@ -24,6 +24,7 @@ from __future__ import annotations
 from _random import Random as _MersenneTwister
 from collections import Counter
 from collections.abc import Mapping
+from hashlib import sha512
 from itertools import permutations
 from random import Random
 from typing import Any, Final
@@ -41,8 +42,6 @@ from .errors import (
 )
 from .events import Event
 from .state import ACTIVE, FINISHED, PHASE_CHANCELLOR, PHASE_PLAY, MatchState, RoundResult
-
-from hashlib import sha512
 
 TWO_PLAYER_SETUPS = ("three-up", "three-down-one-up")
 #: ``tokens_to_win`` may be set from 1 to this (the ruleset's table is the default).

@@ -146,3 +146,23 @@ def event_list(doc: MatchDoc, seat: int | None, after: int = -1) -> list[dict[st
     if s.status != engine.ACTIVE:
         return [e.to_dict(with_audience=True) for e in evs]
     return [e.to_dict() for e in evs if e.visible_to(seat)]
+
+
+def challenge_names(ch: dict[str, Any]) -> dict[str, Any]:
+    """A challenge as the API shows it (``Challenge.public``), with the names of players renamed
+    or deleted since it was made resolved by id, as in match documents (``shown_names``)."""
+    changed = shown_names.shown()
+    if not changed:
+        return ch
+    for who in [ch.get("challenger"), *ch.get("opponents", [])]:
+        if isinstance(who, dict) and who.get("id") in changed:
+            who["name"] = changed[who["id"]]
+    return ch
+
+
+def notice_names(notices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Inbox notices with the names in their challenges resolved (:func:`challenge_names`)."""
+    for n in notices:
+        if isinstance(n.get("challenge"), dict):
+            challenge_names(n["challenge"])
+    return notices

@@ -10,6 +10,7 @@ from marshmallow import fields as f
 from marshmallow import validate as v
 
 from ..http.params import Blueprint
+from ..http.views import challenge_names
 from ..store import challenges
 from .common import (
     AUTH,
@@ -111,7 +112,7 @@ class Challenges(MethodView):
         ch = challenges.create(store(), pid, opponents, data, seat_order=seat_order,
                                ttl_s=ttl, max_open=cfg.challenge_max_open,
                                limits=cfg.challenge_limits())
-        return json_response(ch.public(), 201, {"Location": f"/v1/challenges/{ch.id}"})
+        return json_response(challenge_names(ch.public()), 201, {"Location": f"/v1/challenges/{ch.id}"})
 
 
 @blp.route("/<challenge_id>")
@@ -121,7 +122,8 @@ class Challenge(MethodView):
     @document_errors(blp, E401, E404)
     def get(self, challenge_id: str) -> Any:
         """A challenge you made or were named in (others get 404)."""
-        return json_response(challenges.get(store(), challenge_id, require_player()).public())
+        return json_response(challenge_names(
+            challenges.get(store(), challenge_id, require_player()).public()))
 
 
 @blp.route("/<challenge_id>/accept")
@@ -131,8 +133,8 @@ class Accept(MethodView):
     @document_errors(blp, E401, E403, E404, E409)
     def post(self, challenge_id: str) -> Any:
         """Accept; the last accept starts the match (match_id). A repeat is harmless."""
-        return json_response(challenges.accept(
-            store(), challenge_id, require_player(), deadline_jobs=deadline_jobs()).public())
+        return json_response(challenge_names(challenges.accept(
+            store(), challenge_id, require_player(), deadline_jobs=deadline_jobs()).public()))
 
 
 class DeclineSchema(ma.Schema):
@@ -150,8 +152,8 @@ class Decline(MethodView):
     def post(self, data: dict[str, Any], challenge_id: str) -> Any:
         """Decline (also after accepting, while it is open): the challenge closes. The body is
         optional: `{"reason": "..."}` tells the challenger why."""
-        return json_response(challenges.decline(store(), challenge_id, require_player(),
-                                                reason=(data or {}).get("reason")).public())
+        return json_response(challenge_names(challenges.decline(
+            store(), challenge_id, require_player(), reason=(data or {}).get("reason")).public()))
 
 
 @blp.route("/<challenge_id>/cancel")
@@ -161,4 +163,5 @@ class Cancel(MethodView):
     @document_errors(blp, E401, E403, E404, E409)
     def post(self, challenge_id: str) -> Any:
         """Withdraw your open challenge (challenger only). A repeat is harmless."""
-        return json_response(challenges.cancel(store(), challenge_id, require_player()).public())
+        return json_response(challenge_names(
+            challenges.cancel(store(), challenge_id, require_player()).public()))

@@ -11,7 +11,7 @@ from flask.views import MethodView
 from marshmallow import fields as f
 
 from ..http.params import Blueprint, QueryFloat
-from ..http.views import player_view, summary
+from ..http.views import challenge_names, notice_names, player_view, summary
 from ..realtime import longpoll
 from ..store import attendance, challenge_guard, challenges, inbox, matches, players, presence
 from .challenges import ChallengeListSchema
@@ -153,7 +153,7 @@ class MyEvents(MethodView):
                                  if n.get("type") in ROUND_ONE_NOTICES])
         if args["views"]:
             _attach_views(r, pid, notices)
-        return json_response({"events": notices, "cursor": cursor})
+        return json_response({"events": notice_names(notices), "cursor": cursor})
 
 
 #: the notices about a match's course, which views=true completes with the player's view
@@ -186,4 +186,8 @@ class MyChallenges(MethodView):
     @document_errors(blp, E401)
     def get(self) -> Any:
         """Your challenges, newest first: open ones and those closed in the last 10 minutes."""
-        return json_response(challenges.for_player(store(), require_player()))
+        lists = challenges.for_player(store(), require_player())
+        for rows in lists.values():
+            for ch in rows:
+                challenge_names(ch)
+        return json_response(lists)

@@ -137,6 +137,9 @@ def test_rename_shows_in_finished_matches_on_every_process(apis: list[Api]) -> N
     api.ok(api.request("POST", f"/v1/matches/{mid}/resign", token=renamed.token))
     for a in apis:  # each process has read the names before the rename
         assert a.summary(mid)["players"][0]["name"] == renamed.name
+    # an open challenge to it, made before the rename (its body and notice keep the old name)
+    ch = api.ok(api.request("POST", "/v1/challenges", token=other.token,
+                            json={"opponents": [renamed.name]}), 201)
     new_name = "renamed-" + renamed.id[2:]
     done = apis[1].ok(apis[1].request("PATCH", f"/v1/admin/players/{renamed.id}",
                                       headers=BOB, json={"name": new_name,
@@ -148,6 +151,13 @@ def test_rename_shows_in_finished_matches_on_every_process(apis: list[Api]) -> N
         view = a.view(renamed, mid)
         assert view["players"][0]["name"] == new_name
         assert a.ok(a.request("GET", f"/v1/players/{renamed.id}"))["name"] == new_name
+        got = a.ok(a.request("GET", f"/v1/challenges/{ch['challenge_id']}", token=other.token))
+        assert got["opponents"][0]["name"] == new_name
+        mine = a.ok(a.request("GET", "/v1/me/challenges", token=renamed.token))
+        assert [c["opponents"][0]["name"] for c in mine["incoming"]] == [new_name]
+        notices = a.ok(a.request("GET", "/v1/me/events", token=renamed.token))["events"]
+        assert [n["challenge"]["opponents"][0]["name"] for n in notices
+                if n.get("challenge")] == [new_name]
     # the old name is held back: nobody may take it, and it names nobody
     r = api.request("POST", "/v1/players", json={"name": renamed.name})
     assert (r.status_code, error_of(r)["code"]) == (409, "name_taken"), r.text
