@@ -42,10 +42,10 @@ def _entered(api_server: ApiServer) -> dict[str, str]:
     return {row["name"]: row["player_id"] for row in board if row.get("entered")}
 
 
-def _challenge_is_accepted(api_server: ApiServer, house: str) -> None:
-    """Anyone may challenge a running house bot: it accepts and the match starts."""
-    url = api_server.url
-    me = requests.post(f"{url}/v1/players", json={"name": f"visitor-{time.time_ns() % 10**9}"},
+def _accepted_challenge(url: str, house: str, who: str) -> tuple[dict[str, str], str]:
+    """A new player ``who-...`` challenges ``house``, which accepts: its auth header and the
+    match that started."""
+    me = requests.post(f"{url}/v1/players", json={"name": f"{who}-{time.time_ns() % 10**9}"},
                        timeout=10).json()
     auth = {"Authorization": f"Bearer {me['token']}"}
     ch = requests.post(f"{url}/v1/challenges", json={"opponents": [house]}, headers=auth,
@@ -56,7 +56,13 @@ def _challenge_is_accepted(api_server: ApiServer, house: str) -> None:
         ch = requests.get(f"{url}/v1/challenges/{ch['challenge_id']}", headers=auth,
                           timeout=10).json()
     assert ch["status"] == "accepted" and ch["match_id"], ch
-    requests.post(f"{url}/v1/matches/{ch['match_id']}/resign", headers=auth, timeout=10)
+    return auth, ch["match_id"]
+
+
+def _challenge_is_accepted(api_server: ApiServer, house: str) -> None:
+    """Anyone may challenge a running house bot: it accepts and the match starts."""
+    auth, mid = _accepted_challenge(api_server.url, house, "visitor")
+    requests.post(f"{api_server.url}/v1/matches/{mid}/resign", headers=auth, timeout=10)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> int:
@@ -211,18 +217,7 @@ def test_the_first_sigterm_lets_a_house_bot_finish_its_match_and_a_second_stops_
             assert proc.poll() is None and time.monotonic() < end, log.read_text()
             time.sleep(0.2)
         house = log.read_text().split(" plays as ", 1)[1].split(" on ", 1)[0]
-        me = requests.post(f"{url}/v1/players", json={"name": f"drainer-{time.time_ns() % 10**9}"},
-                           timeout=10).json()
-        auth = {"Authorization": f"Bearer {me['token']}"}
-        ch = requests.post(f"{url}/v1/challenges", json={"opponents": [house]}, headers=auth,
-                           timeout=10).json()
-        end = time.monotonic() + 30
-        while ch.get("status") == "open" and time.monotonic() < end:
-            time.sleep(0.2)
-            ch = requests.get(f"{url}/v1/challenges/{ch['challenge_id']}", headers=auth,
-                              timeout=10).json()
-        assert ch["status"] == "accepted" and ch["match_id"], ch
-        mid = ch["match_id"]
+        auth, mid = _accepted_challenge(url, house, "drainer")
         os.killpg(proc.pid, signal.SIGTERM)
         end = time.monotonic() + 30
         while "finish their matches" not in log.read_text():
