@@ -10,13 +10,14 @@ it had run, and applies the action (once) when it had not.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import requests
 
-from service.store import keys
+from service.store import matches
 from service.store.docs import MatchDoc
 from tests.support.apiclient import Api, Player
 from tests.support.live import HANDMAID, SAFE_MATCH, running_server
@@ -26,6 +27,9 @@ from tests.support.server import ApiServer
 from tests.support.stall import stalled
 
 pytestmark = pytest.mark.timeout(120)
+
+#: what an action's commit sends: EVALSHA of the match store's commit script (store/matches.py)
+COMMIT = hashlib.sha1(matches._COMMIT.encode()).hexdigest().encode()
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +66,7 @@ def _post(base: str, player: Player, mid: str, body: Any, key: str) -> requests.
 
 
 def _stored(rp: RedisProcess, mid: str) -> MatchDoc:
-    return MatchDoc.from_json(rp.client().get(keys.match(mid)))
+    return matches.load(rp.client(), mid)
 
 
 def _plays(doc: MatchDoc) -> list[tuple[int, str]]:
@@ -74,7 +78,7 @@ def test_a_503_whose_transaction_ran_is_answered_by_the_retry(
         api: Api, proxy: RedisFreezeProxy, rp: RedisProcess) -> None:
     mid, (p0, _p1), joins = api.new_match(2, **SAFE_MATCH)
     start = joins[-1]["version"]
-    proxy.freeze_after_exec()
+    proxy.freeze_after_exec(COMMIT)
     r = _post(api.base, p0, mid, HANDMAID, "stalled-1")
     assert r.status_code == 503, r.text
     assert r.json()["code"] == "service_unavailable" and int(r.headers["Retry-After"]) >= 1

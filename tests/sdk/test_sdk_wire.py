@@ -39,6 +39,8 @@ UNDOCUMENTED = {
     (models.View, "rated"), (models.View, "ladder"),  # in options, also sent flat
     (models.Match, "rated"), (models.Match, "ladder"), (models.Match, "created_at"),
     (models.Player, "recent_matches"), (models.Player, "ratings"),  # GET /v1/me's (Profile)
+    (models.Player, "accepts_challenges"),  # GET /v1/me's setting (PATCH /v1/me)
+    (models.Player, "bench"), (models.Player, "aborts_24h"),  # GET /v1/players/{id}'s
 }
 JSON_TYPES = {int: {"integer"}, float: {"number", "integer"}, str: {"string"},
               bool: {"boolean"}, list: {"array"}, tuple: {"array"}, dict: {"object"}}

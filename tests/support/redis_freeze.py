@@ -30,6 +30,7 @@ class RedisFreezeProxy:
         self._armed = threading.Event()
         self._frozen = threading.Event()
         self.execs_frozen = 0
+        self._marker = EXEC
         self._listener: socket.socket | None = None
         self._stop = threading.Event()
 
@@ -37,7 +38,10 @@ class RedisFreezeProxy:
     def url(self) -> str:
         return f"unix://{self.path}"
 
-    def freeze_after_exec(self) -> None:
+    def freeze_after_exec(self, marker: bytes = EXEC) -> None:
+        """Arm: the next command that carries ``marker`` (an ``EXEC``, or a commit script's
+        SHA1 sent with EVALSHA) goes through, then every answer is held."""
+        self._marker = marker
         self._armed.set()
 
     def thaw(self) -> None:
@@ -80,7 +84,7 @@ class RedisFreezeProxy:
                 if not data:
                     break
                 server.sendall(data)
-                if self._armed.is_set() and EXEC in data:
+                if self._armed.is_set() and self._marker in data:
                     self.execs_frozen += 1
                     self._frozen.set()
         except OSError:

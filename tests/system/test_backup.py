@@ -89,7 +89,7 @@ def test_backup_and_restore_into_fresh_servers_keeps_everything_and_deadlines_fi
     rp, facts = source
     r = rp.client()
     before = redis_state(r)
-    assert r.zcard("rq:scheduled:deadlines") >= 3, "deadline jobs are scheduled"
+    assert r.zcard(keys.DEADLINES) >= 3, "turns with a pending deadline (the deadline index)"
     made = _cli({"REDIS_URL": rp.url}, "backup", "--dir", str(tmp_path / "bk"))
     assert made.returncode == 0, made.stderr
     folder = _folder(made.stdout)
@@ -140,13 +140,14 @@ def test_cluster_backup_covers_every_master_and_rqs_redis_and_restores_into_anot
             api.close()
         data_before = _cluster_state(src)
         queue_before = redis_state(src.queue_client())
-        assert src.queue_client().zcard("rq:scheduled:deadlines") >= 3
+        assert r.zcard(keys.DEADLINES) >= 3  # pending deadlines (the dispatcher's index)
         made = _cli({"REDIS_URL": src.url, **src.env}, "backup", "--dir", str(tmp_path))
         assert made.returncode == 0, made.stderr
         folder = _folder(made.stdout)
         manifest = json.loads((folder / "manifest.json").read_text())
         assert [n["name"] for n in manifest["nodes"]] == ["data-1", "data-2", "data-3", "queue"]
-        assert all(n["keys"] > 0 for n in manifest["nodes"]), manifest
+        # (RQ's Redis may be empty: a deadline becomes a job only once it is due)
+        assert all(n["keys"] > 0 for n in manifest["nodes"] if n["name"] != "queue"), manifest
         with ClusterStack(masters=2) as dst:
             back = _cli({"REDIS_URL": dst.url, **dst.env}, "restore", str(folder))
             assert back.returncode == 0, back.stderr

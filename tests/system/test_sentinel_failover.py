@@ -19,7 +19,7 @@ import pytest
 import redis
 import requests
 
-from service.store import cluster, keys
+from service.store import cluster, matches
 from service.store.docs import FINISHED, MatchDoc
 from tests.support.ladderbots import timeouts_of
 from tests.support.redis_sentinel import SentinelSet
@@ -67,7 +67,7 @@ def test_killing_the_queue_master_loses_no_deadline_and_fires_each_once(
     def load(mid: str) -> MatchDoc:
         for _ in range(40):
             try:
-                return MatchDoc.from_json(r.get(keys.match(mid)))
+                return matches.load(r, mid)
             except (redis.ConnectionError, redis.TimeoutError):
                 time.sleep(0.25)  # the failover
         raise AssertionError("the data Redis never came back")
