@@ -14,7 +14,8 @@ ladder's presence window, are not benched and play fewer than ``max_concurrent``
 ladder's matches; the planner seats them; the matches are written already started, a batch per
 transaction (``matches.create_seated``, with the ``active`` counts and ``inflight``), so a pass
 that dies leaves no half-formed match and no counter that never comes down. Ladder matches
-never take ``seed``, ``deck`` or ``first_seat``: the server draws the seed."""
+never take ``seed``, ``deck`` or ``first_seat``: the server draws the seed (only a test passes a
+known deal to :func:`form_matches`)."""
 
 from __future__ import annotations
 
@@ -104,9 +105,15 @@ def _bench(rec: Record, seen: float | bytes | None,
 # --------------------------------------------------------------------------- scheduling
 
 def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
-                 rng: random.Random | None = None) -> list[str]:
+                 rng: random.Random | None = None,
+                 deal: Mapping[str, Any] | None = None) -> list[str]:
     """One scheduling pass: rate what finished, then form as many tables as the present,
-    unbenched bots under their concurrency cap allow. Returns the new match ids."""
+    unbenched bots under their concurrency cap allow. Returns the new match ids.
+
+    ``deal`` is for tests only: the ``seed``, ``deck`` and/or ``first_seat`` of every match
+    formed, so that a test knows what a first move or a timeout does (the abort rule holds only
+    in round 1). The scheduler (jobs/ladder.py) never passes one and no route or setting reaches
+    it; the matches record it as chosen, as an unrated match with those options does."""
     lock, token = _k(lad.name, "lock"), secrets.token_hex(8)
     if not r.set(lock, token, nx=True, ex=LOCK_TTL_S):
         return []  # another pass is running
@@ -138,7 +145,7 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
         # Rematches wait only while other present bots are busy (they may come free).
         hold = float(lad.rematch_hold) if present > len(pool) else 0.0
         tables = ladder_planner.plan_tables(lad, pool, recs, rng, now=now, hold_s=hold)
-        return _create(r, lad, tables)
+        return _create(r, lad, tables, deal)
     finally:
         _release(r, lock, token)
 
@@ -188,7 +195,8 @@ def _drop(r: redis.Redis, lad: LadderConfig, mid: str) -> None:
                 continue
 
 
-def _create(r: redis.Redis, lad: LadderConfig, tables: list[list[str]]) -> list[str]:
+def _create(r: redis.Redis, lad: LadderConfig, tables: list[list[str]],
+            deal: Mapping[str, Any] | None = None) -> list[str]:
     """Write the tables as started, rated matches, ``CREATE_BATCH`` per transaction."""
     if not tables:
         return []
@@ -201,7 +209,8 @@ def _create(r: redis.Redis, lad: LadderConfig, tables: list[list[str]]) -> list[
         pipe = r.pipeline()  # MULTI/EXEC: the batch is written whole or not at all
         for table in tables[start:start + CREATE_BATCH]:
             doc = matches.create_seated(pipe, f"ladder:{lad.name}", options, table,
-                                        [name[p] for p in table], rated=True, ladder=lad.name)
+                                        [name[p] for p in table], rated=True, ladder=lad.name,
+                                        deal=deal)
             for p in table:
                 pipe.hincrby(_k(lad.name, "active"), p, 1)
             pipe.hset(_k(lad.name, "inflight"), doc.id, json.dumps(table))

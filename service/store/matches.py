@@ -25,7 +25,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import orjson
@@ -473,14 +473,23 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
 
 def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: list[str],
                   names: list[str], *, rated: bool = False, ladder: str | None = None,
-                  now: float | None = None, deadline_jobs: bool = True) -> MatchDoc:
+                  now: float | None = None, deadline_jobs: bool = True,
+                  deal: Mapping[str, Any] | None = None) -> MatchDoc:
     """Queue on ``pipe`` (a MULTI pipeline the caller executes) a match whose seats are all taken
     at once, in the given order, so that it starts at once: what the ladder's scheduler does with
     the bots it seats (one round trip per batch of matches; nothing half-made if it dies). No
     WATCH is needed: the id is new, nobody can join or act before it exists. The seed is always
-    the server's own."""
+    the server's own, unless ``deal`` (``seed`` / ``deck`` / ``first_seat``) fixes the cards even
+    of a rated match: see ``ladders.form_matches``, the only caller that passes one (for tests)."""
     now = time.time() if now is None else now
     opts = _options(options, rated)
+    if deal:
+        unknown = set(deal) - set(FIXABLE_OPTIONS)
+        if unknown:
+            raise ValueError(f"a deal fixes only {FIXABLE_OPTIONS}, not {sorted(unknown)}")
+        opts.update(deal)
+        # recorded as chosen, so every view says the cards were not the server's draw
+        opts[CHOSEN_KEY] = [k for k in FIXABLE_OPTIONS if opts.get(k) is not None]
     try:
         state = engine.new_match(
             opts["ruleset"], opts["seats"], seed=opts.get("seed") or secrets.token_hex(16),

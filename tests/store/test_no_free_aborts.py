@@ -18,8 +18,13 @@ from service.engine import EngineError
 from service.http.views import player_view
 from service.store import aborts, attendance, ladders, matches, players, presence
 from service.store.docs import ACTIVE, FINISHED, MatchDoc
+from tests.support.live import SAFE_DEAL, round_one_deck
 
 LAD = LadderConfig("nf", "classic", 2, turn_timeout_s=10)
+#: seat 0 holds two guards and seat 1 a priest: a guard that names the priest ends round 1 before
+#: seat 1 has had a turn
+KNOCKOUT_DEAL = {"deck": round_one_deck(["guard", "priest", "guard"]), "first_seat": 0,
+                 "seed": "knockout"}
 
 # Run on a single Redis and on a 3-master Redis Cluster (tests/conftest.py).
 ON_CLUSTER = True
@@ -31,14 +36,16 @@ def _fresh_memory() -> None:
 
 
 def ladder_match(r: redis.Redis, tag: str, pids: list[str] | None = None,
-                 now: float | None = None) -> MatchDoc:
+                 now: float | None = None, deal: dict[str, Any] = SAFE_DEAL) -> MatchDoc:
+    """A ladder match formed by a scheduling pass, on a known deal (by default, whoever moves
+    first, round 1 goes on to the other seat's first turn)."""
     if pids is None:
         pids = [players.register(r, f"{tag}{i}-{random.getrandbits(30):x}")["id"]
                 for i in range(2)]
     for pid in pids:
         ladders.enter(r, LAD, pid)
         presence.touch(r, pid, now)
-    (mid,) = ladders.form_matches(r, LAD, rng=random.Random(), now=now)
+    (mid,) = ladders.form_matches(r, LAD, rng=random.Random(1), now=now, deal=deal)
     return matches.load(r, mid)
 
 
@@ -121,18 +128,11 @@ def first_move(doc: MatchDoc, *, ends_round: bool) -> dict[str, Any] | None:
 def test_a_seat_knocked_out_before_its_first_turn_cannot_abort_in_round_2(
         redis_db: redis.Redis) -> None:
     r = redis_db
-    pids = [players.register(r, f"r2-{i}-{random.getrandbits(30):x}")["id"] for i in range(2)]
-    for _ in range(60):  # deals differ by seed: find one where the first move ends round 1
-        doc = ladder_match(r, "r2", pids)
-        first = first_move(doc, ends_round=True)
-        if first is not None:
-            break
-        matches.resign(r, doc.id, pids[0])  # a match to forget: free both bots again
-        ladders.rate(r, doc.id, {LAD.name: LAD})
-    else:
-        pytest.fail("no deal in 60 where the first move ends round 1")
-    assert doc.state is not None
-    absent = 1 - doc.state.turn
+    doc = ladder_match(r, "r2", deal=KNOCKOUT_DEAL)
+    first = first_move(doc, ends_round=True)
+    assert first is not None and first["card"] == "guard", first
+    assert doc.state is not None and doc.state.turn == 0
+    absent = 1
     doc = act(r, doc, first)
     assert doc.state is not None and doc.state.round == 2 and doc.moved is not None
     won = list(doc.state.tokens)  # round 1's token (the mover's, or the absent seat's)
@@ -149,22 +149,12 @@ def test_a_seat_knocked_out_before_its_first_turn_cannot_abort_in_round_2(
 
 def abort_one(r: redis.Redis, pids: list[str], now: float) -> MatchDoc:
     """A ladder match formed at ``now`` that pids[1] aborts by its absence, settled."""
-    for _ in range(20):  # deals differ: find one where the present bot can move on in round 1
-        doc = ladder_match(r, "ab", pids, now=now)
-        assert doc.state is not None and doc.deadline is not None
-        while doc.state.turn >= 0 and doc.seats[doc.state.turn] != pids[1]:
-            move = first_move(doc, ends_round=False)  # the present bot (a Chancellor: twice)
-            if move is None:
-                break
-            doc = act(r, doc, move)
-            assert doc.state is not None
-        if doc.state.turn >= 0 and doc.seats[doc.state.turn] == pids[1]:
-            break
-        matches.resign(r, doc.id, pids[1])  # every move ends round 1 here: a match to forget
-        ladders.rate(r, doc.id, {LAD.name: LAD}, now=now)
-    else:
-        pytest.fail("no deal in 20 where the present bot moves on in round 1")
-    assert doc.state is not None and doc.deadline is not None
+    doc = ladder_match(r, "ab", pids, now=now)
+    assert doc.state is not None
+    if doc.seats[doc.state.turn] != pids[1]:  # the present bot moves first: round 1 goes on
+        doc = act(r, doc, legal(doc)[0])
+    assert doc.state is not None and doc.state.round == 1 and doc.deadline is not None
+    assert doc.seats[doc.state.turn] == pids[1]
     got = matches.expire(r, doc.id, now=doc.deadline + 0.01)
     assert got.status == FINISHED and got.aborted is not None
     assert got.aborted["player_id"] == pids[1]

@@ -28,16 +28,28 @@ def running_server(redis_url: str, *, workers: int = 1,
         server.close()
 
 
+def round_one_deck(dealt: list[str], ruleset: str = "classic") -> list[str]:
+    """Round 1's deck for two players (three-up, first_seat=0) in which ``dealt`` are dealt
+    first: seat 0's card, seat 1's card, seat 0's first draw, seat 1's first draw (the set-aside
+    and face-up cards, and the rest of the deck, are the ruleset's other cards)."""
+    rest = [NAMES[c] for c in RULESETS[ruleset].deck()]
+    for c in dealt:
+        rest.remove(c)
+    # 0: set aside, 1-3: face up, 4: seat 0, 5: seat 1, 6: seat 0 draws, 7: seat 1 draws
+    return rest[:4] + dealt + rest[4:]
+
+
 def safe_deck(ruleset: str = "classic") -> list[str]:
     """Round 1's deck for two players (three-up, first_seat=0) such that seat 0 holds
     handmaid + priest on its first turn and seat 1 holds handmaid + priest on its first turn:
-    playing the handmaid never ends the round, and the turn always passes to the other seat."""
-    rest = [NAMES[c] for c in RULESETS[ruleset].deck()]
-    chosen = ["handmaid", "handmaid", "priest", "priest"]
-    for c in chosen:
-        rest.remove(c)
-    # 0: set aside, 1-3: face up, 4: seat 0, 5: seat 1, 6: seat 0 draws, 7: seat 1 draws
-    return rest[:4] + chosen + rest[4:]
+    neither card ends the round, and the turn always passes to the other seat."""
+    return round_one_deck(["handmaid", "handmaid", "priest", "priest"], ruleset)
+
+
+#: a ladder match's deal (``ladders.form_matches(deal=...)``, tests only) by :func:`safe_deck`:
+#: whoever moves first, round 1 goes on to the other seat's first turn (where an absent bot's
+#: timeout is an abort)
+SAFE_DEAL: dict[str, Any] = {"deck": safe_deck("classic"), "first_seat": 0, "seed": "safe-deal"}
 
 
 #: options for a two-player match dealt by :func:`safe_deck`, with no turn timeouts

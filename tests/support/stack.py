@@ -20,9 +20,12 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import requests
+from rq import Queue
+from rq.job import Job
 
-from service.store import keys, matches
+from service.store import keys, ladders, matches
 from service.store.docs import MatchDoc
+from service.store.ladder_config import LadderConfig
 from tests.support.housebots import HouseBots
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqWorker
@@ -103,6 +106,35 @@ class WholeStack:
     def load(self, match_id: str) -> MatchDoc:
         """A match as stored."""
         return matches.load(self.r, match_id)
+
+    def first_pass_done(self, ladder: str, timeout: float = 60) -> None:
+        """Wait until rq cron's first scheduling pass of ``ladder`` (it runs one as it starts,
+        then one every ``interval_s``) has run: a test that forms that ladder's matches itself,
+        on a ladder whose interval is longer than the tests, must not race that pass."""
+        queue = Queue("default", connection=self.r)
+
+        def ran() -> bool:
+            ids = queue.finished_job_registry.get_job_ids()
+            return any(job is not None and job.func_name == "service.jobs.ladder.schedule"
+                       and tuple(job.args) == (ladder,)
+                       for job in Job.fetch_many(ids, connection=self.r))
+
+        wait_for(f"the first scheduling pass of {ladder}", ran, timeout=timeout)
+
+    def form_match(self, lad: LadderConfig, pids: list[str], deal: dict[str, Any]) -> MatchDoc:
+        """One scheduling pass of ``lad`` run here (what rq cron's job runs), once every one of
+        ``pids`` is entered, present, unbenched and free, on a known ``deal`` (tests only:
+        ``ladders.form_matches``); the one match it forms, of exactly those bots."""
+        def ready() -> bool:
+            return all(st["entered"] and st["present"] and not st["benched"]
+                       and st["active_matches"] == 0
+                       for st in (ladders.entry_status(self.r, lad, p) for p in pids))
+
+        wait_for(f"{pids} ready on {lad.name}", ready, timeout=60)
+        (mid,) = ladders.form_matches(self.r, lad, deal=deal)
+        doc = matches.load(self.r, mid)
+        assert sorted(doc.seats) == sorted(pids), (doc.seats, pids)
+        return doc
 
     def ladder_matches(self, ladder: str, pid: str | None = None) -> list[MatchDoc]:
         """The ladder's matches (those of ``pid`` only, when given), oldest first, as stored."""

@@ -1,6 +1,9 @@
 """No free aborts (issue 23, item 3) against the whole stack: gunicorn (2 workers), a real RQ
-deadline worker (it applies the timeouts and rates the matches) and ``rq cron`` (a scheduling
-pass every second), on a private Redis.
+deadline worker (it applies the timeouts and rates the matches) and ``rq cron``, on a private
+Redis. The tests run the ladder's scheduling passes themselves (the ladder's own interval is an
+hour), each on a known deal: whoever moves first, round 1 goes on to the other seat's first turn,
+so an absent bot always has a turn of round 1 to abort (the scheduler on its clock is tested in
+tests/system/test_ladder.py and tests/system/test_absent_bots.py).
 
 - A dodger that read its view (GET .../view) and then never moves is timed out as usual,
   forfeits after three timeouts and loses, rated.
@@ -24,23 +27,20 @@ import requests
 from llsdk import Bot, View
 from llsdk.models import Action
 
-from service.store import presence
+from service.store import ladders, presence
 from service.store.docs import FINISHED, MatchDoc
+from service.store.ladder_config import LadderConfig
+from tests.support.live import SAFE_DEAL
 from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
 T = 2  # the ladder's turn timeout (s)
-ENV = {
-    "LADDERS": json.dumps([{"name": "nf", "ruleset": "classic", "seats": 2}]),
-    "LADDER_INTERVAL_S": "1",
-    "LADDER_TURN_TIMEOUT_S": str(T),
-    "LADDER_PRESENCE_WINDOW_S": "5",
-    "LADDER_ABORT_BENCH_AFTER": "2",
-    "ENQUEUE_JOBS": "1",
-    "RECOVERY_INTERVAL_S": "5",
-}
+NF: dict[str, Any] = {"name": "nf", "ruleset": "classic", "seats": 2, "turn_timeout_s": T,
+                      "interval_s": 3600, "presence_window_s": 5, "abort_bench_after": 2}
+LAD = LadderConfig(**NF)  # what every process of the stack reads from LADDERS
+ENV = {"LADDERS": json.dumps([NF]), "ENQUEUE_JOBS": "1", "RECOVERY_INTERVAL_S": "5"}
 
 
 class FirstLegal(Bot):
@@ -63,6 +63,7 @@ class Stack(WholeStack):
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     with running_stack(ENV, cls=Stack) as s:
+        s.first_pass_done("nf")
         yield s
 
 
@@ -101,11 +102,6 @@ def honest(stack: Stack) -> Iterator[str]:
     client.close()
 
 
-def only_match(stack: Stack, pid: str, after: set[str]) -> MatchDoc:
-    return wait_for("a ladder match", lambda: next(
-        (d for d in stack.ladder_matches("nf", pid) if d.id not in after), None), timeout=60)
-
-
 def finished(stack: Stack, mid: str) -> MatchDoc:
     return wait_for(f"{mid} to finish", lambda: (d := stack.load(mid)).status == FINISHED and d,
                     timeout=120)
@@ -117,7 +113,7 @@ def test_a_dodger_that_read_its_view_loses_rated(stack: Stack, honest: str) -> N
     try:
         stack.enter(token)
         present.pids.add(pid)
-        doc = only_match(stack, pid, set())
+        doc = stack.form_match(LAD, [pid, honest], SAFE_DEAL)
         seat = doc.seat_of(pid)
         assert seat is not None and doc.rated
         # it looks at its hand and its opponent ... and never moves
@@ -146,27 +142,18 @@ def test_an_absent_bot_aborts_and_repeated_aborts_bench_it_for_a_time(
     seen: set[str] = set()
     try:
         stack.enter(token)
-        n = played = 0  # aborts; matches that ran to a forfeit instead
-        while n < 2:
+        for n in (1, 2):
             present.pids.add(pid)  # present: it is seated ...
-            doc = only_match(stack, pid, seen)
+            doc = stack.form_match(LAD, [pid, honest], SAFE_DEAL)
             seen.add(doc.id)
             present.pids.discard(pid)  # ... and gone before it asked anything
             done = finished(stack, doc.id)
-            if done.aborted is None:
-                # the deal ended round 1 before its first turn: from round 2 on a timeout is a
-                # timeout, so this match ran to a forfeit (rated); the next one decides
-                assert done.state is not None and done.state.round > 1
-                played += 1
-                assert played <= 3, "round 1 ended before the ghost's turn in 4 deals"
-                continue
-            n += 1
             assert done.aborted is not None and done.aborted["player_id"] == pid
             assert done.aborted["reason"] == "absent"
             profile = wait_for("the abort counted", lambda n=n: (
                 p := stack.get(f"/v1/players/{pid}"))["aborts_24h"] == n and p, timeout=60)
             row = stack.row(pid)
-            assert row["games"] == played and row["benched"]
+            assert row["games"] == 0 and row["benched"]
             if n == 1:
                 assert profile["bench"] is None
                 assert row["benched_reason"].startswith("absent: never moved nor asked")
@@ -176,11 +163,14 @@ def test_an_absent_bot_aborts_and_repeated_aborts_bench_it_for_a_time(
         assert bench["until"] - time.time() > 14 * 60
         assert "benched 15 min" in bench["reason"]
         present.pids.add(pid)
-        time.sleep(1)
+        wait_for("the ghost present again", lambda: stack.row(pid).get("present"), timeout=15)
         entry = stack.enter(token)
         assert entry["benched"] and entry["benched_reason"] == bench["reason"]
         assert stack.row(pid)["benched_reason"] == bench["reason"]
-        time.sleep(4)  # four passes with the honest bot free: the benched bot is left out
+        # a pass with the honest bot present and free: the benched bot is left out
+        wait_for("the honest bot free", lambda: (x := stack.row(honest))["present"]
+                 and x["active_matches"] == 0, timeout=60)
+        assert ladders.form_matches(stack.r, LAD, deal=SAFE_DEAL) == []
         assert {d.id for d in stack.ladder_matches("nf", pid)} == seen
     finally:
         present.close()

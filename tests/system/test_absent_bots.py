@@ -8,7 +8,9 @@ workers, the deadline worker, the cron process forming ladder matches every seco
   as present within the presence window, and it is not seated again.
 - The abort rule: a rated match in which a seat never moved before its first timeout ends
   unrated for everyone, says so on the API (summary, views, lists, rating history), and the
-  absent bot is benched until it polls again.
+  absent bot is benched until it polls again. The test forms that match itself (the ``abort``
+  ladder's own interval is an hour) on a known deal: whoever moves first, round 1 goes on to
+  the other seat's first turn (from round 2 on a timeout is a timeout, not an abort).
 
 The rules themselves (what aborts, what still counts) are tested on the store in
 tests/store/test_abort_rule.py (store level)."""
@@ -30,7 +32,9 @@ from llsdk import Bot
 from llsdk.cli import load_bot
 
 from service.store.docs import FINISHED
+from service.store.ladder_config import LadderConfig
 from tests.support import venv_executable
+from tests.support.live import SAFE_DEAL
 from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
 
@@ -38,14 +42,15 @@ pytestmark = pytest.mark.timeout(240)
 
 REPO = Path(__file__).resolve().parents[2]
 T = 3
-LADDERS = [
-    {"name": "quit", "ruleset": "classic", "seats": 2},
-    {"name": "gone", "ruleset": "classic", "seats": 2},
-    {"name": "abort", "ruleset": "classic", "seats": 2},
+LADDERS: list[dict[str, Any]] = [
+    {"name": "quit", "ruleset": "classic", "seats": 2, "interval_s": 1},
+    {"name": "gone", "ruleset": "classic", "seats": 2, "interval_s": 1},
+    {"name": "abort", "ruleset": "classic", "seats": 2, "interval_s": 3600},
 ]
 WINDOW = 5  # the default presence window (s)
-ENV = {"LADDERS": json.dumps(LADDERS), "LADDER_INTERVAL_S": "1",
-       "LADDER_TURN_TIMEOUT_S": str(T), "ENQUEUE_JOBS": "1", "RECOVERY_INTERVAL_S": "2"}
+ENV = {"LADDERS": json.dumps(LADDERS), "LADDER_TURN_TIMEOUT_S": str(T), "ENQUEUE_JOBS": "1",
+       "RECOVERY_INTERVAL_S": "2"}
+ABORT = LadderConfig(**LADDERS[2], turn_timeout_s=T)  # as the stack's processes read it
 
 
 class Stack(WholeStack):
@@ -189,22 +194,15 @@ def test_a_seat_that_never_moves_aborts_the_rated_match(stack: Stack) -> None:
     absent_id, absent_token = stack.register("absentee")
     absent = Client(stack.url, absent_token)
     try:
+        stack.first_pass_done("abort")
         absent.ladder.enter("abort")
-        for _ in range(4):
-            # present for the window; then it never polls nor moves
-            seen = len(stack.ladder_matches("abort", absent_id))
-            absent.me.events(wait=0)
-            doc = wait_for("a match for the absent bot", lambda n=seen: (
-                ms := stack.ladder_matches("abort", absent_id)) and len(ms) > n and ms,
-                timeout=15)[-1]
-            seat = doc.seat_of(absent_id)
-            done = wait_for("the match to end", lambda m=doc.id: (
-                d := stack.load(m)).status == FINISHED and d, timeout=60)
-            if done.aborted is not None:
-                break
-            # the deal ended round 1 before its first turn: from round 2 on a timeout is a
-            # timeout (no abort), so this match ran to a forfeit; the next one decides
-            assert done.state is not None and done.state.round > 1
+        wait_for("the partner on the ladder", lambda: (
+            x := stack.row("abort", partner.id))["entered"] and x["present"], timeout=60)
+        absent.me.events(wait=0)  # present for the window; then it never polls nor moves
+        doc = stack.form_match(ABORT, [absent_id, partner.id], SAFE_DEAL)
+        seat = doc.seat_of(absent_id)
+        done = wait_for("the match to end", lambda: (
+            d := stack.load(doc.id)).status == FINISHED and d, timeout=60)
         assert done.aborted is not None and done.aborted["seat"] == seat
         # the API: the public summary, both views, the lists, the rating history
         public = stack.get(f"/v1/matches/{doc.id}")
