@@ -5,7 +5,7 @@ Run: ``make bench``, or ``.venv/bin/python bench/api.py [--clients 48] [--second
 
 Setup: a private ``redis-server`` (tests/support/redis_proc.py) and gunicorn with
 ``service/ops/gunicorn_conf.py`` (gevent, ``WEB_CONCURRENCY=2``), ``RATE_LIMITS=0``,
-``ENQUEUE_JOBS=0`` and ``BENCH_BARE_ENDPOINT=1`` (which adds ``POST /bench/bare/<key>``; it is not
+``EXPECT_WORKERS=0`` and ``BENCH_BARE_ENDPOINT=1`` (which adds ``POST /bench/bare/<key>``; it is not
 part of the API). Everything runs on this machine: the client threads share the CPUs with the
 server and Redis, under both loads alike.
 
@@ -85,7 +85,7 @@ class Gunicorn:
         extra = env
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "PORT", "HOST")}
         env.update(PORT=str(self.port), HOST="127.0.0.1", REDIS_URL=redis_url,
-                   WEB_CONCURRENCY=str(workers), RATE_LIMITS="0", ENQUEUE_JOBS="0",
+                   WEB_CONCURRENCY=str(workers), RATE_LIMITS="0", EXPECT_WORKERS="0",
                    BENCH_BARE_ENDPOINT="1")
         env.update(extra or {})
         env.pop("ACCESS_LOG", None)

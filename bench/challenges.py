@@ -3,7 +3,7 @@
 Run: ``make bench``, or ``.venv/bin/python bench/challenges.py [--n 200] [--bot-n 30]``.
 
 Setup: a private ``redis-server`` and the app under gunicorn (``service/ops/gunicorn_conf.py``, two
-workers, ``RATE_LIMITS=0``, ``ENQUEUE_JOBS=0``), one client process with keep-alive sessions.
+workers, ``RATE_LIMITS=0``, ``EXPECT_WORKERS=0``), one client process with keep-alive sessions.
 
 1. Side by side, interleaved on the same server, ``--n`` two-player classic matches started each
    way by two players who answer at once: a challenge (``POST /v1/challenges`` then the

@@ -4,7 +4,7 @@ Run: ``make bench``, or ``.venv/bin/python bench/longpoll.py [--pollers 5000] [-
 
 Setup: a private ``redis-server`` (tests/support/redis_proc.py) and the app under gunicorn with
 ``service/ops/gunicorn_conf.py`` and two gevent worker processes (``WEB_CONCURRENCY=2``),
-``RATE_LIMITS=0``, ``ENQUEUE_JOBS=0``. The client is this one process under gevent (monkey
+``RATE_LIMITS=0``, ``EXPECT_WORKERS=0``. The client is this one process under gevent (monkey
 patched), speaking plain HTTP/1.1 over keep-alive sockets, one connection per poller.
 
 1. ``--pollers`` / 6 six-seat matches (2019 rules, turn timeouts of a day; 5,000 pollers by

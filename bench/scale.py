@@ -180,7 +180,7 @@ def stack(kind: str, apis: int, workers: int) -> Iterator[tuple[Any, ApiServer]]
     store: RedisProcess | ClusterStack
     store = RedisProcess() if kind == "single" else ClusterStack(masters=int(kind[-1]))
     with store:
-        env = {**store.env, "ENQUEUE_JOBS": "1", "RATE_LIMITS": "0", "LOG_LEVEL": "warning",
+        env = {**store.env, "EXPECT_WORKERS": "1", "RATE_LIMITS": "0", "LOG_LEVEL": "warning",
                "REQUEST_LOG": "0"}
         api = ApiServer(store.url, workers=apis, env=env)
         procs = [RqWorker(store.url, env={**store.env, "LADDERS": "[]"})

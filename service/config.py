@@ -45,7 +45,9 @@ class Config:
     # is closed unless metrics_open (which only `make run` sets)
     metrics_token: str = ""
     metrics_open: bool = False
-    enqueue_jobs: bool = True  # schedule RQ deadline jobs when turns start
+    # GET /readyz expects the deadline worker and rq cron (their heartbeats); False for an API
+    # run without them (tests, benchmarks), where readers apply due timeouts themselves
+    expect_workers: bool = True
     # Challenges: unanswered ones expire after challenge_ttl_s (a challenger may ask for
     # 10 s to a day); one player may have challenge_max_open open at once
     challenge_ttl_s: int = 120
@@ -64,7 +66,7 @@ class Config:
     # served over TLS (HTTPS=1): every answer carries Strict-Transport-Security
     https: bool = False
     # GET /readyz: the freshest deadline-worker and rq cron heartbeats may be this old
-    # (store/heartbeats.py; only checked when enqueue_jobs)
+    # (store/heartbeats.py; only checked when expect_workers)
     ready_max_age_s: int = 15
 
     @classmethod
@@ -80,7 +82,9 @@ class Config:
             trusted_proxies=_env_int("TRUSTED_PROXIES", cls.trusted_proxies),
             metrics_token=os.environ.get("METRICS_TOKEN") or "",
             metrics_open=os.environ.get("METRICS_OPEN", "0") == "1",
-            enqueue_jobs=os.environ.get("ENQUEUE_JOBS", "1") != "0",
+            # (ENQUEUE_JOBS: the setting's former name, still read)
+            expect_workers=(os.environ.get("EXPECT_WORKERS")
+                            or os.environ.get("ENQUEUE_JOBS", "1")) != "0",
             challenge_ttl_s=_env_int("CHALLENGE_TTL_S", cls.challenge_ttl_s),
             challenge_max_open=_env_int("CHALLENGE_MAX_OPEN", cls.challenge_max_open),
             challenge_rate_limit=_env_limit("CHALLENGE_RATE_LIMIT", cls.challenge_rate_limit),

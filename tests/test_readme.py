@@ -49,7 +49,7 @@ def base_url(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactor
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "HOST")}
-    env.update(PORT=str(port), REDIS_URL=redis_server.url, RATE_LIMITS="0", ENQUEUE_JOBS="0",
+    env.update(PORT=str(port), REDIS_URL=redis_server.url, RATE_LIMITS="0", EXPECT_WORKERS="0",
                WEB_CONCURRENCY="1")
     log_path = tmp_path_factory.mktemp("readme") / "gunicorn.log"
     with open(log_path, "wb") as log:

@@ -20,18 +20,17 @@ the same records as short lines for people, about 50 bytes a request instead of 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
 import sys
 import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask, Response, g, has_request_context, request
 
+from .. import logs
 from .params import route_label
 
 HEADER = "X-Request-ID"
@@ -41,53 +40,21 @@ _FIELDS = ("request_id", "method", "path", "route", "status", "duration_ms", "re
 access_log = logging.getLogger("service.access")
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: ts, level, msg, the request's fields, exc."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(
-                timespec="milliseconds").replace("+00:00", "Z"),
-            "level": record.levelname.lower(),
-            "msg": record.getMessage(),
-            "logger": record.name,
-        }
-        for k in _FIELDS:
-            v = record.__dict__.get(k)
-            if v is not None:
-                out[k] = v
-        if "request_id" not in out and has_request_context():
-            out["request_id"] = request_id()
-            out.setdefault("method", request.method)
-            out.setdefault("path", request.path)
-        if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, separators=(",", ":"), default=str)
+def _request_fields(out: dict[str, Any]) -> None:
+    """A record logged while a request is handled carries that request's id, method and path."""
+    if "request_id" not in out and has_request_context():
+        out["request_id"] = request_id()
+        out.setdefault("method", request.method)
+        out.setdefault("path", request.path)
 
 
-class TextFormatter(logging.Formatter):
-    """One short line per record: the time, then the request (method, path, status, duration)
-    for access records, else the level, the logger and the message (and any traceback)."""
-
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        return datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
-
-    def format(self, record: logging.LogRecord) -> str:
-        when = self.formatTime(record)
-        d = record.__dict__
-        if record.name == access_log.name and "status" in d:
-            ms = d["duration_ms"]
-            took = "" if ms is None else f" {ms:.0f}ms" if ms >= 1 else f" {ms:.1f}ms"
-            return f"{when} {d['method']} {d['path']} {d['status']}{took}"
-        line = f"{when} {record.levelname.lower()} {record.name}: {record.getMessage()}"
-        if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
-        return line
-
-
-def log_format() -> str:
-    """``json`` (default) or ``text``, from ``LOG_FORMAT``."""
-    return "text" if os.environ.get("LOG_FORMAT", "json").strip().lower() == "text" else "json"
+def _access_line(record: logging.LogRecord) -> str | None:
+    d = record.__dict__
+    if record.name == access_log.name and "status" in d:
+        ms = d["duration_ms"]
+        took = "" if ms is None else f" {ms:.0f}ms" if ms >= 1 else f" {ms:.1f}ms"
+        return f"{d['method']} {d['path']} {d['status']}{took}"
+    return None
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -109,7 +76,8 @@ def configure_logging() -> None:
     if any(getattr(h, "_ll_json", False) for h in root.handlers):
         return
     handler = _StderrHandler()
-    handler.setFormatter(TextFormatter() if log_format() == "text" else JsonFormatter())
+    handler.setFormatter(logs.formatter(_FIELDS, context=_request_fields,
+                                        short=_access_line))
     handler._ll_json = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(os.environ.get("LOG_LEVEL", "info").upper())

@@ -1,8 +1,8 @@
 """Logs of the deadline worker and cron: the format the API uses, one line per job.
 
 ``LOG_FORMAT=json`` (the default; docker compose's) writes every record as one JSON object on
-one line, as the API's request log does (``ts``, ``level``, ``msg``, ``logger``, then the
-record's fields); ``text`` writes short lines for people (``make run``). Each job the worker runs
+one line, as the API's request log does (``service/logs.py``: ``ts``, ``level``, ``msg``,
+``logger``, then the record's fields); ``text`` writes short lines for people (``make run``). Each job the worker runs
 is ONE line (logger ``service.jobs.run``, INFO; ``JOB_LOG=0`` turns it off)::
 
     {"ts": "...", "level": "info", "msg": "job", "logger": "service.jobs.run",
@@ -15,54 +15,26 @@ play) stay at WARNING unless ``RQ_LOG_LEVEL`` says otherwise; the service's own 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
-from datetime import UTC, datetime
 from typing import Any
+
+from .. import logs
 
 job_log = logging.getLogger("service.jobs.run")
 _FIELDS = ("job", "job_id", "queue", "status", "duration_ms", "worker")
-
-
-def log_format() -> str:
-    return "text" if os.environ.get("LOG_FORMAT", "json").strip().lower() == "text" else "json"
 
 
 def rq_level() -> str:
     return (os.environ.get("RQ_LOG_LEVEL") or "WARNING").upper()
 
 
-class JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(
-                timespec="milliseconds").replace("+00:00", "Z"),
-            "level": record.levelname.lower(),
-            "msg": record.getMessage(),
-            "logger": record.name,
-        }
-        for k in _FIELDS:
-            v = record.__dict__.get(k)
-            if v is not None:
-                out[k] = v
-        if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, separators=(",", ":"), default=str)
-
-
-class TextFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        when = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
-        d = record.__dict__
-        if record.name == job_log.name and "status" in d:
-            return (f"{when} job {d['job']} {d['job_id']} {d['status']} "
-                    f"{d['duration_ms']:.1f}ms")
-        line = f"{when} {record.levelname.lower()} {record.name}: {record.getMessage()}"
-        if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
-        return line
+def _job_line(record: logging.LogRecord) -> str | None:
+    d = record.__dict__
+    if record.name == job_log.name and "status" in d:
+        return f"job {d['job']} {d['job_id']} {d['status']} {d['duration_ms']:.1f}ms"
+    return None
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -76,7 +48,7 @@ def configure() -> None:
     if any(isinstance(h, _Handler) for h in root.handlers):
         return
     handler = _Handler(sys.stderr)
-    handler.setFormatter(TextFormatter() if log_format() == "text" else JsonFormatter())
+    handler.setFormatter(logs.formatter(_FIELDS, short=_job_line))
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
     logging.getLogger("service").setLevel(os.environ.get("LOG_LEVEL", "info").upper())

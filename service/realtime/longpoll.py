@@ -155,16 +155,14 @@ def _idle(moved: threading.Event, until: float, listening: Listening | None) -> 
 
 
 def wait_for_match(r: redis.Redis, notifier: notify.Notifier, mid: str, after: int,
-                   wait: float, listening: Listening | None = None, *,
-                   deadline_jobs: bool = True) -> MatchDoc:
+                   wait: float, listening: Listening | None = None) -> MatchDoc:
     """The match once its version is above ``after``, or as it is after ``wait`` seconds (or
-    when the client has gone). ``deadline_jobs``: passed to the store (see
-    ``store/matches.py``)."""
+    when the client has gone)."""
     end = time.monotonic() + wait
     with notifier.listen(notify.match_channel(mid)) as moved:
         while True:
             moved.clear()
-            doc = matches.get(r, mid, deadline_jobs=deadline_jobs)  # applies a due timeout first
+            doc = matches.get(r, mid)  # applies a due timeout first
             now = time.monotonic()
             if doc.version > after or doc.status == FINISHED or now >= end:
                 return doc
@@ -175,7 +173,7 @@ def wait_for_match(r: redis.Redis, notifier: notify.Notifier, mid: str, after: i
             # match's is tens of kilobytes as objects, times thousands of polls)
             del doc
             if not _idle(moved, until, listening):
-                return matches.get(r, mid, deadline_jobs=deadline_jobs)
+                return matches.get(r, mid)
 
 
 def wait_for_notices(r: redis.Redis, notifier: notify.Notifier, pid: str, after: str | None,

@@ -14,7 +14,6 @@ from .common import (
     AUTH,
     E401,
     E403,
-    deadline_jobs,
     document_errors,
     json_response,
     require_player,
@@ -65,5 +64,4 @@ class Account(MethodView):
         matches end as resignations, and your name reads "deleted player" wherever you
         appeared (finished matches included). It cannot be undone."""
         return json_response(moderation.delete_account(
-            store(), require_player(), ladders=configured().values(),
-            deadline_jobs=deadline_jobs()))
+            store(), require_player(), ladders=configured().values()))

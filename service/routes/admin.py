@@ -27,7 +27,6 @@ from .common import (
     E413,
     E422,
     config,
-    deadline_jobs,
     document_errors,
     json_response,
     store,
@@ -200,7 +199,7 @@ class Ban(MethodView):
         before, after = moderation.ban(
             store(), player_id, reason=data["reason"],
             until=None if until is None else until.timestamp(), by=admin_label() or "?",
-            ladders=configured().values(), deadline_jobs=deadline_jobs())
+            ladders=configured().values())
         return _done("ban", player_id, data["reason"], before, after)
 
 

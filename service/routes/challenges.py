@@ -24,7 +24,6 @@ from .common import (
     E429,
     auth_first,
     config,
-    deadline_jobs,
     document_errors,
     json_response,
     require_player,
@@ -134,7 +133,7 @@ class Accept(MethodView):
     def post(self, challenge_id: str) -> Any:
         """Accept; the last accept starts the match (match_id). A repeat is harmless."""
         return json_response(challenge_names(challenges.accept(
-            store(), challenge_id, require_player(), deadline_jobs=deadline_jobs()).public()))
+            store(), challenge_id, require_player()).public()))
 
 
 class DeclineSchema(ma.Schema):

@@ -44,11 +44,6 @@ def config() -> Config:
     return current_app.extensions["llconfig"]  # type: ignore[no-any-return]
 
 
-def deadline_jobs() -> bool:
-    """Whether store writes queue RQ deadline jobs (``ENQUEUE_JOBS``), passed to the store."""
-    return config().enqueue_jobs
-
-
 def notifier() -> Notifier:
     return current_app.extensions["notifier"]  # type: ignore[no-any-return]
 

@@ -11,7 +11,7 @@ not restart every API process because Redis is away (a restart would not bring i
 - ``queue``: RQ's Redis answers (the data Redis itself when there is no ``QUEUE_REDIS_URL``);
 - ``deadline-worker`` and ``cron``: some deadline worker's scheduler and some ``rq cron`` sent a
   heartbeat within ``READY_MAX_AGE_S`` (store/heartbeats.py). Only checked when this API
-  queues deadline jobs (``ENQUEUE_JOBS``, the default): without the worker nobody applies a
+  expects them (``EXPECT_WORKERS``, the default): without the worker nobody applies a
   timeout at its deadline, without cron nobody recovers lost deadlines nor forms ladder
   matches."""
 
@@ -88,7 +88,7 @@ def checks() -> dict[str, str]:
         except REDIS_ERRORS as e:
             out["queue"] = f"unreachable: {e}"
             qr = None
-    if config().enqueue_jobs:
+    if config().expect_workers:
         for role in heartbeats.ROLES:
             if qr is None:
                 out[role] = "unknown: the queue Redis is unreachable"

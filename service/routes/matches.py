@@ -45,7 +45,6 @@ from .common import (
     auth_first,
     config,
     current_player,
-    deadline_jobs,
     document_errors,
     json_response,
     notifier,
@@ -177,7 +176,7 @@ class EventsSchema(ma.Schema):
 
 
 def _doc(match_id: str) -> MatchDoc:
-    return matches.get(store(), match_id, deadline_jobs=deadline_jobs())
+    return matches.get(store(), match_id)
 
 
 @blp.route("")
@@ -189,7 +188,7 @@ class Matches(MethodView):
         """List matches, newest first; filter by status and player; page with cursor."""
         ids, nxt = matches.list_ids(store(), status=args.get("status"), player=args.get("player"),
                                     offset=args["cursor"], limit=args["limit"])
-        docs = matches.load_many(store(), ids, deadline_jobs=deadline_jobs())
+        docs = matches.load_many(store(), ids)
         return json_response({"matches": [summary(d) for d in docs], "next_cursor": nxt})
 
     @auth_first
@@ -200,7 +199,7 @@ class Matches(MethodView):
     def post(self, data: dict[str, Any]) -> Any:
         """Create a match (unrated); seats are then taken in order with POST .../join."""
         pid = require_player()
-        doc = matches.create(store(), pid, data, deadline_jobs=deadline_jobs())
+        doc = matches.create(store(), pid, data)
         return json_response(public_view(doc), 201, {"Location": f"/v1/matches/{doc.id}"})
 
 
@@ -222,7 +221,7 @@ class Join(MethodView):
     def post(self, match_id: str) -> Any:
         """Take the next free seat; the match starts when the last seat is taken."""
         pid = require_player()
-        doc = matches.join(store(), match_id, pid, deadline_jobs=deadline_jobs())
+        doc = matches.join(store(), match_id, pid)
         seat = doc.seat_of(pid)
         assert seat is not None
         return json_response(player_view(doc, seat))
@@ -260,8 +259,7 @@ class View(MethodView):
         if wait > 0 and after is not None and doc.version <= after:
             del doc  # (not held while waiting: wait_for_match reads it again)
             doc = longpoll.wait_for_match(r, notifier(), match_id, after, wait,
-                                          longpoll.Listening(r, pid, request.environ),
-                                          deadline_jobs=deadline_jobs())
+                                          longpoll.Listening(r, pid, request.environ))
         etag = f'"{doc.version}"'
         if ANY in have or doc.version in have:
             return json_response(None, 304, {"ETag": etag}, empty=True)
@@ -293,7 +291,7 @@ class Actions(MethodView):
             view = matches.act(store(), match_id, pid, data, respond=player_view,
                                expected_version=expected_if if expected_if is not None
                                else expected,
-                               idempotency_key=key, deadline_jobs=deadline_jobs())
+                               idempotency_key=key)
         except StoreError as e:
             if e.code == "version_conflict" and expected_if is not None:
                 e.extra["if_match"] = True
@@ -309,7 +307,7 @@ class Resign(MethodView):
     def post(self, match_id: str) -> Any:
         """Forfeit the match (R27): you leave this round and every later one."""
         pid = require_player()
-        doc = matches.resign(store(), match_id, pid, deadline_jobs=deadline_jobs())
+        doc = matches.resign(store(), match_id, pid)
         return json_response(player_view(doc, _seat(doc, pid)))
 
 
@@ -322,7 +320,7 @@ class Events(MethodView):
         """The event log the caller may see (all of it once the match has ended)."""
         pid = current_player(required=False)
         # (the log is read from the first event asked for on)
-        doc = matches.get(store(), match_id, deadline_jobs=deadline_jobs(),
+        doc = matches.get(store(), match_id,
                           events_from=args["after"] + 1)
         seat = doc.seat_of(pid) if pid else None
         if pid is not None and seat is not None:

@@ -24,7 +24,6 @@ from .common import (
     E422,
     auth_first,
     config,
-    deadline_jobs,
     document_errors,
     json_response,
     notifier,
@@ -122,7 +121,7 @@ class MyMatches(MethodView):
         presence.touch(store(), pid)
         ids, nxt = matches.list_ids(store(), status=args.get("status"), player=pid,
                                     offset=args["cursor"], limit=args["limit"])
-        docs = matches.load_many(store(), ids, deadline_jobs=deadline_jobs())
+        docs = matches.load_many(store(), ids)
         attendance.note(store(), pid, [d.id for d in docs if attendance.may_abort(d)])
         return json_response({"matches": [summary(d, pid) for d in docs], "next_cursor": nxt})
 
@@ -173,7 +172,7 @@ def _attach_views(r: redis.Redis, pid: str, notices: list[dict[str, Any]]) -> No
             newest[n["match_id"]] = n
     if not newest:
         return
-    for doc in matches.load_many(r, list(newest), deadline_jobs=deadline_jobs(), views=True):
+    for doc in matches.load_many(r, list(newest), views=True):
         seat = doc.seat_of(pid)
         if seat is not None:
             newest[doc.id]["view"] = player_view(doc, seat)

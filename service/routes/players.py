@@ -20,7 +20,6 @@ from .common import (
     E413,
     E422,
     config,
-    deadline_jobs,
     document_errors,
     json_response,
     store,
@@ -144,7 +143,7 @@ class Player(MethodView):
         r = store()
         profile = players.get(r, player_id)
         ids, _ = matches.list_ids(r, player=player_id, limit=20)
-        profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids, deadline_jobs=deadline_jobs())]
+        profile["recent_matches"] = [summary(d) for d in matches.load_many(r, ids)]
         profile.update(aborts.status(r, player_id))
         profile["ratings"] = {}
         profile["ladders"] = {}

@@ -256,11 +256,10 @@ Op = Callable[[Challenge], None]
 
 
 def _change(r: redis.Redis, cid: str, pid: str | None, op: Op,
-            now: float | None = None, *, deadline_jobs: bool = True) -> Challenge:
+            now: float | None = None) -> Challenge:
     """The one compare-and-set every change goes through. ``pid``: the caller (None: the
     expiry pass), who must take part in the challenge. A challenge past its expiry is closed as
-    expired first; ``op`` then checks and changes it or raises (the expiry is kept anyway).
-    ``deadline_jobs``: as in ``matches`` (for the match an accept starts)."""
+    expired first; ``op`` then checks and changes it or raises (the expiry is kept anyway)."""
     if not isinstance(cid, str) or not ID_RE.fullmatch(cid):
         raise StoreError("challenge_not_found", f"no challenge {cid!r}")
     key = keys.challenge(cid)
@@ -298,8 +297,7 @@ def _change(r: redis.Redis, cid: str, pid: str | None, op: Op,
                     pipe.multi()
                     match_doc = matches.create_seated(
                         pipe, f"challenge:{ch.id}", ch.options, seats,
-                        [brief[p] for p in seats], rated=False, now=t,
-                        deadline_jobs=deadline_jobs)
+                        [brief[p] for p in seats], rated=False, now=t)
                     ch.match_id = match_doc.id
                 else:
                     pipe.multi()
@@ -329,8 +327,7 @@ def _check_open(ch: Challenge, *, same: str | None = None) -> bool:
     return False
 
 
-def accept(r: redis.Redis, cid: str, pid: str, *, now: float | None = None,
-           deadline_jobs: bool = True) -> Challenge:
+def accept(r: redis.Redis, cid: str, pid: str, *, now: float | None = None) -> Challenge:
     """Accept; the last accept creates the match and starts it. Accepting again is harmless
     (a retried request gets the same answer)."""
 
@@ -347,7 +344,7 @@ def accept(r: redis.Redis, cid: str, pid: str, *, now: float | None = None,
         if all(o["answer"] == "accepted" for o in ch.opponents):
             _close(ch, ACCEPTED, pid, t)
 
-    return _change(r, cid, pid, op, now, deadline_jobs=deadline_jobs)
+    return _change(r, cid, pid, op, now)
 
 
 #: the longest decline reason kept (characters)

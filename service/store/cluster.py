@@ -30,7 +30,7 @@ what was queued by slot (:class:`SlotPipeline`):
   to the pattern on a single Redis, and the cluster bus never broadcasts a wake-up to every
   node;
 - jobs for RQ go to the queue Redis (``QUEUE_REDIS_URL``) after the commit
-  (:func:`after_commit`): RQ needs a Redis of its own (its commands touch keys of many slots).
+  (``store/queues.py``): RQ needs a Redis of its own (its commands touch keys of many slots).
   A rating job lost to a crash there is found again by the ladder pass's rating of unrated
   matches; a deadline is an index entry on the data Redis, not a job queued by a change.
 
@@ -64,8 +64,6 @@ log = logging.getLogger(__name__)
 SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 #: an outbox older than this is applied by the repair pass (the committing process died)
 OUTBOX_GRACE_S = 30.0
-#: after a job could not be queued, changes leave the queue Redis alone this long (s)
-QUEUE_BACKOFF_S = 5.0
 #: an outbox left behind expires by itself after this long (a week: repair runs every minute)
 OUTBOX_TTL_S = 7 * 24 * 3600
 OUTBOX_PREFIX = f"{keys.PREFIX}:fx:"
@@ -180,8 +178,6 @@ class Cluster(_RedisCluster):
     docstring); ``transaction=False`` gives the stock, non-transactional pipeline."""
 
     queue: redis.Redis | None = None
-    #: monotonic time until which committed changes don't try the queue Redis (_queue_jobs)
-    queue_down_until: float = 0.0
     #: replicas a transaction must reach before it counts as done (``?wait_replicas=N`` in
     #: the URL; 0: don't wait, as on a single Redis) and how long to wait for them
     wait_replicas: int = 0
@@ -229,7 +225,6 @@ class SlotPipeline(redis.Redis):
         self.watched: list[str] = []
         self.in_multi = False
         self.queued: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        self.after: list[Callable[[], None]] = []
 
     def __enter__(self) -> SlotPipeline:
         return self
@@ -292,9 +287,6 @@ class SlotPipeline(redis.Redis):
     def publish(self, channel: Any, message: Any, **kwargs: Any) -> Any:
         return self.execute_command("PUBLISH", channel, message)
 
-    def after_commit(self, fn: Callable[[], None]) -> None:
-        self.after.append(fn)
-
     def ll_slot(self, args: tuple[Any, ...]) -> int:
         return int(self.parent.keyslot(args[1]))
 
@@ -305,7 +297,7 @@ class SlotPipeline(redis.Redis):
             self.release()
 
     def ll_run(self, raise_on_error: bool) -> list[Any]:
-        ops, after = self.queued, self.after
+        ops = self.queued
         names = [str(a[0]).upper() for a, _ in ops]
         writes = [i for i, n in enumerate(names) if n not in READS]
         if self.watched:
@@ -354,8 +346,6 @@ class SlotPipeline(redis.Redis):
                 results[i] = res
         if effects:
             apply_outbox(self.parent, effects, box)
-        if after:
-            _queue_jobs(self.parent, after)
         if later_reads:
             plain = self.parent.plain_pipeline()
             for i in later_reads:
@@ -432,45 +422,12 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
         log.warning("effects of a committed change left to the repair pass: %s", exc)
 
 
-def _queue_jobs(parent: Cluster, after: list[Callable[[], None]]) -> None:
-    """Queue a committed change's RQ jobs on the queue Redis. When that fails (the queue Redis
-    down, or stalled: a timeout after 1 s, store/sockets.py), the change stands, and the changes of this process don't try for :data:`QUEUE_BACKOFF_S` seconds: while the
-    queue is away one change in 5 s per process waits a second, the others go on at full speed
-    (a lost rating job is found by the ladder pass; deadlines are entries of the deadline index
-    on the data Redis, which the dispatcher queues once the queue answers)."""
-    if time.monotonic() < parent.queue_down_until:
-        return
-    for fn in after:
-        try:
-            fn()
-        except redis.RedisError as exc:
-            parent.queue_down_until = time.monotonic() + QUEUE_BACKOFF_S
-            log.warning("a job of a committed change was not queued (the queue Redis: %s)",
-                        exc)
-            return
-
-
-def queue_jobs(r: Any, after: list[Callable[[], None]]) -> None:
-    """:func:`_queue_jobs` for a change committed outside a pipeline of this module (a match's
-    commit script, ``store/matches.py``): the same backoff."""
-    _queue_jobs(r, after)
-
-
 def apply(r: Cluster, effects: list[list[Any]]) -> None:
     """Send the effects of an outbox (one pipelined round trip per node)."""
     plain = r.plain_pipeline()
     for args in effects:
         plain.execute_command(*_dec(args))
     plain.execute()
-
-
-def after_commit(pipe: Any, fn: Callable[[], None]) -> bool:
-    """Run ``fn`` once ``pipe`` has committed (a cluster's pipeline); False: ``pipe`` is a
-    single Redis's pipeline, whose MULTI holds RQ's commands too (do them there)."""
-    if isinstance(pipe, SlotPipeline):
-        pipe.after_commit(fn)
-        return True
-    return False
 
 
 def queue_client(r: Any) -> redis.Redis:

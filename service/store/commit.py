@@ -9,13 +9,13 @@ from typing import Any
 
 
 class Commit:
-    """The recorded commands (``ops``), RQ's jobs to queue once committed (``jobs``, each
-    called with a pipeline), and an error to raise once committed (``error``: a refused action
+    """The recorded commands (``ops``), RQ's jobs to queue once committed (``jobs``:
+    ``store/queues.py``), and an error to raise once committed (``error``: a refused action
     whose timeouts stay applied)."""
 
     def __init__(self) -> None:
         self.ops: list[tuple[Any, ...]] = []
-        self.jobs: list[Callable[[Any], None]] = []
+        self.jobs: list[Callable[[Any], Any]] = []
         self.error: Exception | None = None
 
     def set(self, name: str, value: Any, ex: int | None = None) -> None:

@@ -8,13 +8,12 @@ all or nothing. A lost race is answered ``version_conflict``; changes are never 
 
 On a Redis Cluster a script may only touch its own slot: the other writes go into an outbox
 key of the match's slot in the same script and are applied right after (``store/cluster.py``).
-RQ's jobs (a turn's deadline, a rating) are queued right after the commit; one lost to a crash
-in between is caught by the passes that catch lost jobs.
+RQ's jobs (a finished ladder match's rating) are queued right after the commit
+(``store/queues.py``); one lost to a crash in between is caught by the passes that catch lost
+jobs.
 
 A turn's deadline is the match's entry in the deadline index (``store/deadlines.py``), written
-in the same MULTI; the deadline dispatcher turns it into an RQ job when it is due.
-``deadline_jobs`` (every function that may write) no longer changes anything: it is kept so
-that callers need not change with this module."""
+in the same commit; the deadline dispatcher turns it into an RQ job when it is due."""
 
 from __future__ import annotations
 
@@ -214,7 +213,7 @@ def peek_version(r: redis.Redis, mid: str) -> int:
     return -1 if raw is None else int(raw)
 
 
-def get(r: redis.Redis, mid: str, *, now: float | None = None, deadline_jobs: bool = True,
+def get(r: redis.Redis, mid: str, *, now: float | None = None,
         events_from: int = -1) -> MatchDoc:
     """The match, with any timeout that is due applied first (so nobody sees a stale turn).
     Its log is read from seq ``events_from`` (-1: from the start of the round in play, what
@@ -225,7 +224,7 @@ def get(r: redis.Redis, mid: str, *, now: float | None = None, deadline_jobs: bo
     now = time.time() if now is None else now
     clk = clock.current(r)
     if _due(doc, clk, now):
-        doc = expire(r, mid, now=now, deadline_jobs=deadline_jobs)
+        doc = expire(r, mid, now=now)
         if events_from >= 0 and doc.state is not None and \
                 events_from < doc.state.round_start_seq:
             doc = _refresh(_read(r, mid, events_from=events_from)[0], clk, now)
@@ -329,21 +328,16 @@ def _effects(w: Commit | Pipeline, doc: MatchDoc, old_status: str | None) -> Non
     inbox.queue(w, doc, old_status)
 
 
-def _jobs(pipe: Pipeline, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
-    """RQ's jobs of a change: the rating of a finished ladder match (a turn's deadline is its
-    entry in the deadline index, written in the commit: the dispatcher queues its job)."""
-    queues.queue_rating(pipe, doc, old_status)
-
-
-def _write(c: Commit, doc: MatchDoc, old_status: str | None, deadline_jobs: bool) -> None:
+def _write(c: Commit, doc: MatchDoc, old_status: str | None) -> None:
     """Record a change of ``doc`` (its document and new events go in by :func:`_commit`)."""
     _effects(c, doc, old_status)
     if doc.ladder and doc.status == FINISHED and old_status != FINISHED:
-        c.jobs.append(lambda pipe: _jobs(pipe, doc, old_status, deadline_jobs))
+        c.jobs.append(queues.rating(doc.id))
 
 
-def _store_new(pipe: Pipeline, doc: MatchDoc, deadline_jobs: bool) -> None:
-    """Queue on ``pipe`` a match that doesn't exist yet: its document, its log, the rest."""
+def _store_new(pipe: Pipeline, doc: MatchDoc) -> None:
+    """Queue on ``pipe`` a match that doesn't exist yet: its document, its log, the rest (a
+    new match is never finished: no job)."""
     state = doc.state
     pipe.hset(keys.match(doc.id), mapping={
         "v": doc.version, "rs": 0 if state is None else state.round_start_seq,
@@ -351,7 +345,6 @@ def _store_new(pipe: Pipeline, doc: MatchDoc, deadline_jobs: bool) -> None:
     if state is not None and state.events:
         pipe.rpush(keys.match_events(doc.id), *map(event_json, state.events))
     _effects(pipe, doc, None)
-    _jobs(pipe, doc, None, deadline_jobs)
 
 
 def _commit(r: redis.Redis, doc: MatchDoc, read_version: int, read_events: int,
@@ -378,20 +371,7 @@ def _commit(r: redis.Redis, doc: MatchDoc, read_version: int, read_events: int,
         return False
     if effects:
         cluster.apply_outbox(r, effects, box)
-    if c.jobs:
-        def queue() -> None:
-            pipe = r.pipeline()
-            for job in c.jobs:
-                job(pipe)
-            pipe.execute()
-
-        if cluster.is_cluster(r):  # (a queue Redis away: backed off, noted for the repair pass)
-            cluster.queue_jobs(r, [queue])
-        else:
-            try:
-                queue()
-            except redis.RedisError as exc:  # committed: the passes that catch lost jobs will
-                log.warning("a job of a committed change of %s was not queued: %s", mid, exc)
+    queues.queue_committed(r, c.jobs)
     return True
 
 
@@ -454,8 +434,7 @@ def check_options(options: dict[str, Any], *, rated: bool = False) -> dict[str, 
 
 
 def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool = False,
-           ladder: str | None = None, now: float | None = None,
-           deadline_jobs: bool = True) -> MatchDoc:
+           ladder: str | None = None, now: float | None = None) -> MatchDoc:
     """Create a waiting match after checking its options with the engine."""
     now = time.time() if now is None else now
     opts = check_options(options, rated=rated)
@@ -465,7 +444,7 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
     doc = MatchDoc(id=mid, created_at=now, created_by=creator, options=opts, rated=rated,
                    ladder=ladder)
     pipe = r.pipeline()
-    _store_new(pipe, doc, deadline_jobs)
+    _store_new(pipe, doc)
     pipe.zadd(keys.ALL_MATCHES, {mid: now})
     pipe.execute()
     return doc
@@ -473,7 +452,7 @@ def create(r: redis.Redis, creator: str, options: dict[str, Any], *, rated: bool
 
 def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: list[str],
                   names: list[str], *, rated: bool = False, ladder: str | None = None,
-                  now: float | None = None, deadline_jobs: bool = True,
+                  now: float | None = None,
                   deal: Mapping[str, Any] | None = None) -> MatchDoc:
     """Queue on ``pipe`` (a MULTI pipeline the caller executes) a match whose seats are all taken
     at once, in the given order, so that it starts at once: what the ladder's scheduler does with
@@ -505,15 +484,14 @@ def create_seated(pipe: Pipeline, creator: str, options: dict[str, Any], seats: 
                    names=list(names), status=ACTIVE, version=1 + len(seats), state=state,
                    moved=[False] * len(seats))
     _set_deadline(doc, clock.current(pipe), now)
-    _store_new(pipe, doc, deadline_jobs)
+    _store_new(pipe, doc)
     pipe.zadd(keys.ALL_MATCHES, {doc.id: now})
     for pid in seats:
         pipe.zadd(keys.player_matches(pid), {doc.id: now})
     return doc
 
 
-def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
-         deadline_jobs: bool = True) -> MatchDoc:
+def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> MatchDoc:
     """Take the next seat; the last seat starts the match."""
     name = players.get(r, pid)["name"]
 
@@ -536,7 +514,7 @@ def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
             doc.status = ACTIVE
             doc.moved = [False] * doc.seat_count
             _set_deadline(doc, clock.current(r), t)
-        _write(c, doc, old, deadline_jobs)
+        _write(c, doc, old)
         c.zadd(keys.player_matches(pid), {mid: doc.created_at})
         return doc
 
@@ -545,8 +523,7 @@ def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
 
 def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: Respond,
         expected_version: int | None = None, idempotency_key: str | None = None,
-        idempotency_ttl_s: int = 48 * 3600, now: float | None = None,
-        deadline_jobs: bool = True) -> dict[str, Any]:
+        idempotency_ttl_s: int = 48 * 3600, now: float | None = None) -> dict[str, Any]:
     """Apply ``action`` for ``pid``; returns ``respond(doc, seat, now)`` for the committed
     document (the API: the player's new view).
 
@@ -587,7 +564,7 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
             if not due:
                 raise
             # the timeouts stay applied even though this action is refused
-            _write(c, doc, old, deadline_jobs)
+            _write(c, doc, old)
             _count(c, timeouts=due)
             c.error = e
             return {}
@@ -595,7 +572,7 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
             doc.moved[seat] = True
         _after_engine_change(doc, clk, t)
         view = respond(doc, seat, t)
-        _write(c, doc, old, deadline_jobs)
+        _write(c, doc, old)
         _count(c, actions=1, timeouts=due)
         if idem is not None:
             c.set(idem, orjson.dumps({"hash": fingerprint, "response": view}),
@@ -613,8 +590,7 @@ def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: 
         raise
 
 
-def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
-           deadline_jobs: bool = True) -> MatchDoc:
+def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> MatchDoc:
     """R27: the player forfeits the match."""
 
     def change(c: Commit, doc: MatchDoc, _: Any) -> MatchDoc:
@@ -630,7 +606,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
             if not due:
                 raise not_active
             # the timeouts (or an abort) stay applied
-            _write(c, doc, old, deadline_jobs)
+            _write(c, doc, old)
             _count(c, timeouts=due)
             c.error = not_active
             return doc
@@ -641,7 +617,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
             raise StoreError("match_not_active" if e.code == "match_over" else e.code,
                              e.message) from e
         _after_engine_change(doc, clk, t)
-        _write(c, doc, old, deadline_jobs)
+        _write(c, doc, old)
         _count(c, timeouts=due)
         return doc
 
@@ -649,7 +625,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None,
 
 
 def expire(r: redis.Redis, mid: str, *, now: float | None = None,
-           version: int | None = None, deadline_jobs: bool = True) -> MatchDoc:
+           version: int | None = None) -> MatchDoc:
     """Apply the timeouts that are due (a no-op when none is); returns the current document.
     With ``version`` (a deadline job's turn), only while the match is still at that version.
 
@@ -667,7 +643,7 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None,
         due = _apply_due_timeouts(doc, t, clk, r)
         _refresh(doc, clk, t)
         if due:
-            _write(c, doc, old, deadline_jobs)
+            _write(c, doc, old)
             _count(c, timeouts=due)
         return doc
 
@@ -713,7 +689,7 @@ def list_ids(r: redis.Redis, *, status: str | None = None, player: str | None = 
         pos += len(chunk)
 
 
-def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True,
+def load_many(r: redis.Redis, ids: list[str], *,
               views: bool = False) -> list[MatchDoc]:
     """The matches (missing ones left out), each with its due timeouts applied first (as
     :func:`get`), so that lists never show a stale turn. A list shows no events: only with
@@ -731,7 +707,7 @@ def load_many(r: redis.Redis, ids: list[str], *, deadline_jobs: bool = True,
         docs = [MatchDoc.from_stored(raw) for raw in _docs(r, ids) if raw is not None]
     now = time.time()
     clk = clock.current(r)
-    return [expire(r, d.id, now=now, deadline_jobs=deadline_jobs) if _due(d, clk, now)
+    return [expire(r, d.id, now=now) if _due(d, clk, now)
             else _refresh(d, clk, now)
             for d in docs]
 

@@ -53,8 +53,7 @@ def _player(r: redis.Redis, pid: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- leaving
 
 
-def _leave_everything(r: redis.Redis, pid: str, ladders: Iterable[LadderConfig], *,
-                      deadline_jobs: bool) -> list[str]:
+def _leave_everything(r: redis.Redis, pid: str, ladders: Iterable[LadderConfig]) -> list[str]:
     """Take ``pid`` off the ladders, the presence lists and its open challenges, then end its
     running matches as resignations; returns the ids of those matches."""
     ladders = list(ladders)
@@ -71,7 +70,7 @@ def _leave_everything(r: redis.Redis, pid: str, ladders: Iterable[LadderConfig],
                 close(r, cid, pid)
             except StoreError:
                 pass  # closed already
-    return _end_running(r, pid, deadline_jobs=deadline_jobs)
+    return _end_running(r, pid)
 
 
 def _wait_for_passes(r: redis.Redis, ladders: list[LadderConfig]) -> None:
@@ -85,7 +84,7 @@ def _wait_for_passes(r: redis.Redis, ladders: list[LadderConfig]) -> None:
             time.sleep(0.05)
 
 
-def _end_running(r: redis.Redis, pid: str, *, deadline_jobs: bool) -> list[str]:
+def _end_running(r: redis.Redis, pid: str) -> list[str]:
     ids = replies.texts(r.zrange(keys.player_matches(pid), 0, -1))
     if not ids:
         return []
@@ -94,7 +93,7 @@ def _end_running(r: redis.Redis, pid: str, *, deadline_jobs: bool) -> list[str]:
         if score is None:
             continue
         try:
-            matches.resign(r, mid, pid, deadline_jobs=deadline_jobs)
+            matches.resign(r, mid, pid)
             ended.append(mid)
         except StoreError:
             pass  # over meanwhile, or already out of it
@@ -105,7 +104,7 @@ def _end_running(r: redis.Redis, pid: str, *, deadline_jobs: bool) -> list[str]:
 
 
 def ban(r: redis.Redis, pid: str, *, reason: object, until: float | None, by: str,
-        ladders: Iterable[LadderConfig], deadline_jobs: bool = True,
+        ladders: Iterable[LadderConfig],
         now: float | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Ban ``pid`` (until ``until``, epoch s; None: until unbanned). Returns (before, after)."""
     now = time.time() if now is None else now
@@ -115,7 +114,7 @@ def ban(r: redis.Redis, pid: str, *, reason: object, until: float | None, by: st
     before = _player(r, pid)
     record = {"reason": text, "until": until, "at": now, "by": by}
     r.hset(keys.player(pid), "ban", json.dumps(record))
-    ended = _leave_everything(r, pid, ladders, deadline_jobs=deadline_jobs)
+    ended = _leave_everything(r, pid, ladders)
     after = _player(r, pid)
     after["resigned_matches"] = ended
     return before, after
@@ -271,7 +270,7 @@ def player(r: redis.Redis, pid: str) -> dict[str, Any]:
 
 
 def delete_account(r: redis.Redis, pid: str, *, ladders: Iterable[LadderConfig],
-                   deadline_jobs: bool = True, reserve_s: int = RESERVE_S) -> dict[str, Any]:
+                   reserve_s: int = RESERVE_S) -> dict[str, Any]:
     """Delete ``pid``'s account: its token stops working first, then it leaves everything
     (running matches end as resignations), then its profile, name, ratings, history, inbox and
     lists go. Wherever it appears (finished matches included) it reads ``deleted player``. Its
@@ -286,7 +285,7 @@ def delete_account(r: redis.Redis, pid: str, *, ladders: Iterable[LadderConfig],
         pipe.delete(keys.token(replies.text(token_hash)))
     names.set_shown(pipe, pid, names.DELETED_NAME)
     pipe.execute()
-    ended = _leave_everything(r, pid, ladders, deadline_jobs=deadline_jobs)
+    ended = _leave_everything(r, pid, ladders)
     pipe = r.pipeline(transaction=False)  # many slots on a cluster
     _hold_name(pipe, players.canonical_name(before["name"]), pid, reserve_s)
     for k in (key, keys.player_matches(pid), keys.player_challenges(pid, "in"),

@@ -20,7 +20,7 @@ from tests.support.stack import wait_for
 
 pytestmark = pytest.mark.timeout(180)
 
-JOBS = {"ENQUEUE_JOBS": "1", "READY_MAX_AGE_S": "15"}
+JOBS = {"EXPECT_WORKERS": "1", "READY_MAX_AGE_S": "15"}
 
 
 def get(url: str, path: str) -> tuple[int, Any, dict[str, str]]:
@@ -85,9 +85,9 @@ def test_not_ready_while_the_data_redis_is_down_but_alive(
     wait_for("/readyz to be 200 again", lambda: get(api.url, "/readyz")[0] == 200, timeout=30)
 
 
-def test_without_deadline_jobs_the_heartbeats_are_not_asked_for() -> None:
+def test_without_workers_expected_the_heartbeats_are_not_asked_for() -> None:
     with RedisProcess() as rp:
-        api = ApiServer(rp.url, env={"ENQUEUE_JOBS": "0"})
+        api = ApiServer(rp.url, env={"EXPECT_WORKERS": "0"})
         api.start()
         try:
             status, body, _ = get(api.url, "/readyz")
@@ -126,3 +126,16 @@ def test_a_cluster_in_state_fail_or_an_unreachable_queue_is_not_ready() -> None:
             assert get(api.url, "/healthz")[0] == 200
         finally:
             api.close()
+
+
+def test_expect_workers_and_its_former_name_enqueue_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.config import Config
+    for name in ("EXPECT_WORKERS", "ENQUEUE_JOBS"):
+        monkeypatch.delenv(name, raising=False)
+    assert Config.from_env().expect_workers
+    monkeypatch.setenv("ENQUEUE_JOBS", "0")
+    assert not Config.from_env().expect_workers
+    monkeypatch.setenv("EXPECT_WORKERS", "1")  # the new name wins
+    assert Config.from_env().expect_workers
+    monkeypatch.setenv("EXPECT_WORKERS", "0")
+    assert not Config.from_env().expect_workers

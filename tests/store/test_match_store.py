@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 import redis
+from rq import Queue
+from rq.job import Job
 
 from service import engine
-from service.store import cluster, keys, matches, players
+from service.store import cluster, keys, matches, players, queues
 from service.store.docs import ACTIVE, ELIDED, FINISHED, WAITING, MatchDoc, event_from_json
 from service.store.errors import StoreError
 
@@ -36,12 +38,11 @@ def respond(doc: MatchDoc, seat: int, now: float) -> dict[str, Any]:
     return {"match_id": doc.id, "version": doc.version, "seat": seat, "at": now}
 
 
-def started(r: redis.Redis, options: dict[str, Any] | None = None, *,
-            deadline_jobs: bool = True) -> tuple[MatchDoc, list[str]]:
+def started(r: redis.Redis, options: dict[str, Any] | None = None) -> tuple[MatchDoc, list[str]]:
     pids = [players.register(r, f"p{i}")["id"] for i in range(2)]
-    doc = matches.create(r, pids[0], dict(options or CLASSIC2), deadline_jobs=deadline_jobs)
+    doc = matches.create(r, pids[0], dict(options or CLASSIC2))
     for pid in pids:
-        doc = matches.join(r, doc.id, pid, deadline_jobs=deadline_jobs)
+        doc = matches.join(r, doc.id, pid)
     assert doc.status == ACTIVE
     return doc, pids
 
@@ -117,11 +118,11 @@ def test_racing_joins_fill_each_seat_once(redis_db: redis.Redis, redis_server: A
 
 def test_racing_reads_past_a_deadline_apply_the_timeout_once(redis_db: redis.Redis,
                                                              redis_server: Any) -> None:
-    doc, _ = started(redis_db, {**CLASSIC2, "turn_timeout_s": 10}, deadline_jobs=False)
+    doc, _ = started(redis_db, {**CLASSIC2, "turn_timeout_s": 10})
     assert doc.deadline is not None
     late = doc.deadline + 0.5
     clients = [redis_server.client() for _ in range(8)]
-    results = race(8, lambda i: matches.get(clients[i], doc.id, now=late, deadline_jobs=False))
+    results = race(8, lambda i: matches.get(clients[i], doc.id, now=late))
     assert all(isinstance(x, MatchDoc) for x in results), results
     assert {x.version for x in results} == {doc.version + 1}
     assert redis_db.hget(keys.STATS, "timeouts") == b"1"
@@ -135,17 +136,16 @@ def test_a_command_redis_refuses_inside_the_commit_is_raised(redis_db: redis.Red
     # (the commit script runs every command and answers the first refusal, as a MULTI does)
     if cluster.is_cluster(r):
         pytest.skip("on a cluster the counter is written after the commit (store/cluster.py)")
-    doc, pids = started(r, deadline_jobs=False)
+    doc, pids = started(r)
     r.set(keys.STATS, "not a hash")
     pid, action = mover(doc, pids)
     with pytest.raises(redis.ResponseError) as e:
-        matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
+        matches.act(r, doc.id, pid, action, respond=respond)
     assert "WRONGTYPE" in str(e.value)
     r.delete(keys.STATS)
-    doc = matches.get(r, doc.id, deadline_jobs=False)  # Redis applied the rest (no rollback)
+    doc = matches.get(r, doc.id)  # Redis applied the rest (no rollback)
     pid, action = mover(doc, pids)
-    assert matches.act(r, doc.id, pid, action, respond=respond,
-                       deadline_jobs=False)["version"] == doc.version + 1
+    assert matches.act(r, doc.id, pid, action, respond=respond)["version"] == doc.version + 1
 
 
 def stored(r: redis.Redis, mid: str) -> tuple[dict[bytes, bytes], list[bytes]]:
@@ -250,6 +250,47 @@ def _rq_keys(r: redis.Redis) -> list[bytes]:
     return sorted(q.scan_iter(match="rq:*"))
 
 
+def test_a_finished_ladder_match_queues_its_rating_once_committed(
+        redis_db: redis.Redis) -> None:
+    """The one job a change queues: a ladder match that has just finished gets its rating job
+    on RQ's Redis (the queue Redis on a cluster), after its commit (store/queues.py)."""
+    pids = [players.register(redis_db, f"p{i}")["id"] for i in range(2)]
+    doc = matches.create(redis_db, pids[0], dict(CLASSIC2), rated=True, ladder="duel")
+    for pid in pids:
+        doc = matches.join(redis_db, doc.id, pid)
+    assert _rq_keys(redis_db) == []
+    done = matches.resign(redis_db, doc.id, pids[0])
+    assert done.status == FINISHED
+    q = cluster.queue_client(redis_db) if cluster.is_cluster(redis_db) else redis_db
+    job = Job.fetch(f"rate-{doc.id}", connection=q)
+    assert job.func_name == queues.RATE_JOB and job.args == (doc.id,)
+    assert Queue(queues.DEFAULT, connection=q).job_ids == [job.id]
+
+
+def test_a_job_that_cannot_be_queued_leaves_the_change_standing(
+        redis_db: redis.Redis, caplog: pytest.LogCaptureFixture) -> None:
+    """RQ's Redis refusing a job: logged, and the changes of this process leave it alone for
+    QUEUE_BACKOFF_S (the ladder pass rates a match whose job was lost)."""
+    tried: list[str] = []
+
+    def refused(qr: redis.Redis) -> None:
+        tried.append("refused")
+        raise redis.ConnectionError("the queue Redis is away")
+
+    def fine(qr: redis.Redis) -> None:
+        tried.append("fine")
+
+    queues.queue_committed(redis_db, [refused, fine])
+    assert tried == ["refused"]
+    assert "was not queued" in caplog.text
+    queues.queue_committed(redis_db, [fine])  # backing off
+    assert tried == ["refused"]
+    qr = cluster.queue_client(redis_db) if cluster.is_cluster(redis_db) else redis_db
+    queues._down_until.pop(qr)  # the backoff over
+    queues.queue_committed(redis_db, [fine])
+    assert tried == ["refused", "fine"]
+
+
 def test_each_turn_gets_its_deadline_in_the_index_and_no_job(redis_db: redis.Redis) -> None:
     """A change writes its turn's deadline as the match's deadline index entry, in its commit;
     the deadline dispatcher (jobs/dispatcher.py) makes the RQ job when it is due."""
@@ -264,14 +305,13 @@ def test_each_turn_gets_its_deadline_in_the_index_and_no_job(redis_db: redis.Red
 
 
 def test_expire_for_a_stale_version_changes_nothing(redis_db: redis.Redis) -> None:
-    doc, pids = started(redis_db, deadline_jobs=False)
+    doc, pids = started(redis_db)
     assert doc.deadline is not None
     pid, action = mover(doc, pids)
-    matches.act(redis_db, doc.id, pid, action, respond=respond, deadline_jobs=False)
+    matches.act(redis_db, doc.id, pid, action, respond=respond)
     moved = matches.load(redis_db, doc.id)
     # a deadline job of the earlier turn, running late: the turn it was for is over
-    got = matches.expire(redis_db, doc.id, now=doc.deadline + 1, version=doc.version,
-                         deadline_jobs=False)
+    got = matches.expire(redis_db, doc.id, now=doc.deadline + 1, version=doc.version)
     assert got.version == moved.version
     assert redis_db.hget(keys.match(doc.id), "doc") == moved.to_stored()
 
@@ -280,13 +320,13 @@ def test_expire_for_a_stale_version_changes_nothing(redis_db: redis.Redis) -> No
 
 
 def played(r: redis.Redis, moves: int) -> tuple[MatchDoc, list[str]]:
-    doc, pids = started(r, deadline_jobs=False)
+    doc, pids = started(r)
     for _ in range(moves):
-        doc = matches.get(r, doc.id, deadline_jobs=False)
+        doc = matches.get(r, doc.id)
         if doc.status != ACTIVE:
             break
         pid, action = mover(doc, pids)
-        matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
+        matches.act(r, doc.id, pid, action, respond=respond)
     return matches.load(r, doc.id), pids
 
 
@@ -311,12 +351,12 @@ def test_a_view_reads_the_round_in_play_and_events_the_range_asked(
     assert full.state is not None
     rs = full.state.round_start_seq
     matches._known.clear()  # as a process that never read this match
-    view = matches.get(r, full.id, deadline_jobs=False)
+    view = matches.get(r, full.id)
     assert view.state is not None and len(view.state.events) == len(full.state.events)
     assert all(e is ELIDED for e in view.state.events[:rs])
     assert view.state.events[rs:] == full.state.events[rs:]
     matches._known.clear()
-    some = matches.get(r, full.id, deadline_jobs=False, events_from=3)
+    some = matches.get(r, full.id, events_from=3)
     assert some.state is not None and some.state.events[3:] == full.state.events[3:]
 
 
@@ -336,7 +376,7 @@ def test_events_this_process_holds_are_not_read_again_unless_the_log_disagrees(
         matches._known.pop(full.id, None)
         if copy is not None:
             matches._known[full.id] = copy
-        return matches.get(r, full.id, deadline_jobs=False)
+        return matches.get(r, full.id)
 
     bogus = engine.Event(0, 0, "bogus", {}, None)
     other_way = [*round_events[:-1], bogus]  # a log that went another way (a failover)
@@ -347,7 +387,7 @@ def test_events_this_process_holds_are_not_read_again_unless_the_log_disagrees(
     # and the next action, from that copy, commits the right log
     doc = read_with((rs, round_events[:1]))
     pid, action = mover(doc, pids)
-    matches.act(r, doc.id, pid, action, respond=respond, deadline_jobs=False)
+    matches.act(r, doc.id, pid, action, respond=respond)
     after = matches.load(r, doc.id)
     logged = [event_from_json(raw) for raw in r.lrange(keys.match_events(doc.id), 0, -1)]
     assert after.state is not None and logged == after.state.events
@@ -360,12 +400,12 @@ def test_a_refused_action_commits_the_timeouts_due_through_the_one_commit(
     timeouts stay applied, committed by the same compare-and-set as any change (one version
     step per timeout, counted, in the log)."""
     r = redis_db
-    doc, pids = started(r, {**CLASSIC2, "turn_timeout_s": 10}, deadline_jobs=False)
+    doc, pids = started(r, {**CLASSIC2, "turn_timeout_s": 10})
     assert doc.deadline is not None and doc.state is not None
     waiting = pids[1 - doc.state.turn]  # not the seat to act: refused after the timeout
     with pytest.raises((StoreError, engine.EngineError)):
         matches.act(r, doc.id, waiting, {"type": "play", "card": "nope"}, respond=respond,
-                    now=doc.deadline + 0.5, deadline_jobs=False)
+                    now=doc.deadline + 0.5)
     after = matches.load(r, doc.id)
     assert after.version == doc.version + 1
     assert r.hget(keys.STATS, "timeouts") == b"1"

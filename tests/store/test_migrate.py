@@ -160,13 +160,13 @@ def test_a_match_stored_as_one_document_is_migrated_to_its_log_and_plays_on(
         {k: v for k, v in json.loads(doc.to_json())["state"].items()}
     # a view reads the round in play only; its events are the old document's
     rs = old["state"]["round_start_seq"]
-    got = matches.get(r, mid, now=old["turn_started"] + 1, deadline_jobs=False)
+    got = matches.get(r, mid, now=old["turn_started"] + 1)
     assert got.state is not None and got.state.round_start_seq == rs
     assert got.state.events[rs:] == doc.state.events[rs:]
     assert all(e is ELIDED for e in got.state.events[:rs])
     seat = got.state.turn
     action = engine.legal_action_dicts(got.state)[0]
-    view = matches.act(r, mid, got.seats[seat], action, deadline_jobs=False,
+    view = matches.act(r, mid, got.seats[seat], action,
                        respond=lambda d, s, t: {"version": d.version}, now=old["turn_started"] + 2)
     assert view == {"version": old["version"] + 1}
     after = matches.load(r, mid)

@@ -78,7 +78,7 @@ class ApiServer:
             "REDIS_URL": self.redis_url,
             "WEB_CONCURRENCY": str(self.workers),
             "RATE_LIMITS": "0",
-            "ENQUEUE_JOBS": "0",
+            "EXPECT_WORKERS": "0",
             "PYTHONUNBUFFERED": "1",
             # per-server metrics files, removed with the temp dir even after a SIGKILL
             "PROMETHEUS_MULTIPROC_DIR": os.path.join(self.tmpdir, "metrics"),

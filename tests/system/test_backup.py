@@ -77,7 +77,7 @@ def source(tmp_path: Path) -> Iterator[tuple[RedisProcess, dict[str, Any]]]:
     """A filled single Redis whose stack has stopped (so that its state can be compared)."""
     with RedisProcess() as rp:
         r = rp.client()
-        with ApiServer(rp.url, env={"ENQUEUE_JOBS": "1"}) as srv:
+        with ApiServer(rp.url, env={"EXPECT_WORKERS": "1"}) as srv:
             api = Api(srv.url)
             facts = _fill(api, r)
             api.close()
@@ -114,7 +114,7 @@ def test_backup_and_restore_into_fresh_servers_keeps_everything_and_deadlines_fi
         # the restored stack: the API (it beats for the service clock; nobody reads through
         # it, so no timeout is applied lazily) and a worker, no cron (its recovery pass would
         # apply overdue turns by itself): the restored RQ jobs fire the deadlines
-        with ApiServer(fresh.url, env={"ENQUEUE_JOBS": "1"}), RqWorker(fresh.url):
+        with ApiServer(fresh.url, env={"EXPECT_WORKERS": "1"}), RqWorker(fresh.url):
             end = time.monotonic() + 90
             moved: dict[str, int] = {}
             while time.monotonic() < end and len(moved) < len(facts["pending"]):
@@ -134,7 +134,7 @@ def test_cluster_backup_covers_every_master_and_rqs_redis_and_restores_into_anot
         pytest.skip(tools)
     with ClusterStack(masters=3) as src:
         r = src.client()
-        with ApiServer(src.url, env={"ENQUEUE_JOBS": "1", **src.env}) as srv:
+        with ApiServer(src.url, env={"EXPECT_WORKERS": "1", **src.env}) as srv:
             api = Api(srv.url)
             facts = _fill(api, r)
             api.close()

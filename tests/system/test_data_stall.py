@@ -38,7 +38,7 @@ pytestmark = pytest.mark.timeout(300)
 T = 3
 STALL_S = 12.0
 BOTS = 6
-ENV = {"ENQUEUE_JOBS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second",
+ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second",
        "LADDERS": json.dumps([{"name": "duel", "ruleset": "classic", "seats": 2}]),
        "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": str(T), "RECOVERY_INTERVAL_S": "2"}
 

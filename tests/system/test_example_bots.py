@@ -158,7 +158,7 @@ def test_bots_report_api_errors_and_exit_non_zero(api_server: ApiServer, kind: s
 
 
 LADDER_ENV = {"LADDERS": json.dumps([{"name": "js", "ruleset": "classic", "seats": 2}]),
-              "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": "5", "ENQUEUE_JOBS": "1"}
+              "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": "5", "EXPECT_WORKERS": "1"}
 
 
 def test_js_bots_play_the_ladder_and_leave_it() -> None:

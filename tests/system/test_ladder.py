@@ -62,7 +62,7 @@ ENV = {
     "LADDER_INTERVAL_S": "1",
     "LADDER_TURN_TIMEOUT_S": str(T),
     "LADDER_PRESENCE_WINDOW_S": "15",  # duel and table (the league polls every second)
-    "ENQUEUE_JOBS": "1",  # the API schedules deadline jobs, as in production
+    "EXPECT_WORKERS": "1",  # the API schedules deadline jobs, as in production
     "RECOVERY_INTERVAL_S": "5",
 }
 #: games every league bot plays before the fairness checks. The counting bot wins about 98% of

@@ -39,7 +39,7 @@ T = 3  # turn_timeout_s of every match here
 MATCHES = 4
 OUTAGE_S = 10.0  # the Redis outage
 DOWN_S = 2 * T  # the API / worker outage: longer than a turn
-ENV = {"ENQUEUE_JOBS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second",
+ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second",
        "LADDERS": "[]", "RECOVERY_INTERVAL_S": "2"}
 OPTIONS = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy": "auto",
            "max_timeouts": 2, "tokens_to_win": 7}

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.timeout(300)
 
 T = 3
 STALL_S = 12.0
-ENV = {"ENQUEUE_JOBS": "1", "RATE_LIMITS": "0",
+ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "0",
        "LADDERS": json.dumps([{"name": "duel", "ruleset": "classic", "seats": 2}]),
        "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": str(T), "RECOVERY_INTERVAL_S": "2"}
 IDLE = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy": "auto",
