@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from tests.support.redis_proc import RedisProcess
-from tests.support.web import ARGS, CHROMIUM, new_context
+from tests.support.web import ARGS, CHROMIUM, checked_page
 
 
 @pytest.fixture(scope="session")
@@ -37,18 +37,10 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    """A fresh page; JavaScript errors on it fail the test."""
-    ctx = new_context(browser)
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.set_default_timeout(15000)
-    try:
+    """A fresh page under the pages' own CSP; JavaScript errors and anything the CSP refused on
+    it fail the test (tests/support/web.py)."""
+    with checked_page(browser) as pg:
         yield pg
-        assert not errors, f"JavaScript errors on the page: {errors}"
-    finally:
-        ctx.close()
-
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from service.store import aborts, keys, ladders, matches, presence
 from tests.support.apiclient import Api, Player, play_randomly
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
-from tests.support.web import screenshot
+from tests.support.web import expect, screenshot
 
 LADDER = "duel"
 BOTS = 4
@@ -73,8 +73,7 @@ def test_leaderboard_shows_the_ladder_bots(page: Any, filled: dict[str, Any]) ->
     base, board = filled["base"], filled["board"]
     page.goto(f"{base}/ladders/{LADDER}")
     page.wait_for_selector("body[data-loaded='1']")
-    page.wait_for_function(
-        f"document.querySelectorAll('#leaderboard svg.spark').length === {BOTS}")
+    expect(page.locator("#leaderboard svg.spark")).to_have_count(BOTS, timeout=15000)
     rows = _rows(page)
     # Every bot of the ladder, in the API's order (best conservative rating first).
     assert [row["player"] for row in rows] == [b["player_id"] for b in board]
@@ -127,7 +126,7 @@ def test_player_page(page: Any, filled: dict[str, Any]) -> None:
     screenshot(page, "web-player")
     # Unknown player: a clear message, no script error.
     page.goto(f"{base}/players/p_nobody")
-    page.wait_for_function("document.getElementById('ratings').textContent.includes('no such')")
+    expect(page.locator("#ratings")).to_contain_text("no such", timeout=15000)
 
 
 def test_player_page_shows_an_abort_bench(page: Any, filled: dict[str, Any],

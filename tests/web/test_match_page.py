@@ -37,7 +37,7 @@ from tests.support.apiclient import (
     play_randomly,
 )
 from tests.support.server import ApiServer
-from tests.support.web import screenshot
+from tests.support.web import screenshot, wait_data
 
 SEAT_JS = """() => ({
   version: document.body.dataset.version,
@@ -183,7 +183,7 @@ def check_only_public(page: Any, api: Api, r: redis.Redis, mid: str) -> dict[str
     doc = matches.load(r, mid)
     assert doc.status == "active" and doc.state is not None
     state = doc.state
-    page.wait_for_function(f"document.body.dataset.version === '{doc.version}'")
+    wait_data(page, "version", str(doc.version))
     page.wait_for_function(  # the log has caught up with the version
         "n => document.querySelectorAll('#log li').length === n",
         arg=len(api.events(mid)["events"]))
@@ -331,7 +331,7 @@ def test_replay_steps_forward_and_back_with_every_hand(
     for i in range(n):
         if i:
             page.click("#forward")
-        page.wait_for_function(f"document.body.dataset.step === '{i}'")
+        wait_data(page, "step", str(i))
         dom = page.evaluate(SEAT_JS)
         assert dom["mode"] == "replay"
         current = [e["seq"] for e in dom["log"] if e["current"]]
@@ -356,17 +356,17 @@ def test_replay_steps_forward_and_back_with_every_hand(
     # Backward, by button and by keyboard: the same tables as on the way forward.
     for i in range(n - 2, n - 7, -1):
         page.click("#back")
-        page.wait_for_function(f"document.body.dataset.step === '{i}'")
+        wait_data(page, "step", str(i))
         assert _dom_table(page.evaluate(SEAT_JS)) == seen[i]
     page.keyboard.press("ArrowLeft")
-    page.wait_for_function(f"document.body.dataset.step === '{n - 7}'")
+    wait_data(page, "step", str(n - 7))
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(f"document.body.dataset.step === '{n - 6}'")
+    wait_data(page, "step", str(n - 6))
     page.click("#first")
-    page.wait_for_function("document.body.dataset.step === '0'")
+    wait_data(page, "step", "0")
     assert _dom_table(page.evaluate(SEAT_JS)) == seen[0]
     page.click("#last")
-    page.wait_for_function(f"document.body.dataset.step === '{n - 1}'")
+    wait_data(page, "step", str(n - 1))
     screenshot(page, f"web-replay-{ruleset}-{seats}-end")
     # Each event links to the rule it applied (a play to its card's rule), and the link opens
     # that rule on /rules.

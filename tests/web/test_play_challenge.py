@@ -28,7 +28,7 @@ from tests.support.apiclient import Api, Player
 from tests.support.play_browser import click_one_move, wait_my_turn_or_end
 from tests.support.redis_proc import RedisProcess
 from tests.support.server import ApiServer
-from tests.support.web import new_context, screenshot
+from tests.support.web import checked_page, screenshot
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
@@ -254,16 +254,8 @@ def test_two_people_play_each_other(browser: Any, api: Api, api_server: ApiServe
     """Person A challenges person B (both on the Play page, in two browsers); B accepts; both
     tables open and each person plays their own moves by clicking until both see the result."""
     base = api_server.url
-    pages = []
-    contexts = [new_context(browser) for _ in range(2)]
-    try:
-        errors: list[str] = []
-        for ctx in contexts:
-            pg = ctx.new_page()
-            pg.set_default_timeout(15000)
-            pg.on("pageerror", lambda e: errors.append(str(e)))
-            pages.append(pg)
-        a, b = pages
+    with checked_page(browser) as a, checked_page(browser) as b:  # (errors fail the test)
+        pages = [a, b]
         me_a = sign_up(a, base, "alan_t", shots=False)
         me_b = sign_up(b, base, "barbara_l", shots=False)
         a.goto(f"{base}/play")  # the online list as it stands now, with B listening
@@ -299,7 +291,3 @@ def test_two_people_play_each_other(browser: Any, api: Api, api_server: ApiServe
         assert summary["status"] == "finished"
         assert {p["name"] for p in summary["players"]} == {me_a["name"], me_b["name"]}
         assert max(summary["result"]["tokens"]) >= 2
-        assert not errors, f"JavaScript errors on the pages: {errors}"
-    finally:
-        for ctx in contexts:
-            ctx.close()

@@ -33,7 +33,7 @@ from tests.support.play_browser import (
     wait_my_turn_or_end,
 )
 from tests.support.server import ApiServer
-from tests.support.web import screenshot
+from tests.support.web import screenshot, wait_data
 
 SHOWN_JS = """() => {
   // the guard's guess list and the card tracker name every card of the ruleset
@@ -145,7 +145,7 @@ def test_only_legal_choices_are_offered(page: Any, api: Api, api_server: ApiServ
             key = "keep" if st["phase"] == "chancellor" else "card"
             assert set(enabled) == {a[key] for a in legal}, (enabled, legal)
             click_one_move(page, rng, before_choice=functools.partial(offered, page, legal, seen))
-        page.wait_for_function("document.body.dataset.status === 'finished'", timeout=60000)
+        wait_data(page, "status", "finished", timeout=60000)
     assert seen, "no move needed a target or a guess: nothing was checked past the card"
 
 
@@ -191,7 +191,7 @@ def test_a_match_played_with_the_keyboard_only(page: Any, api: Api, api_server: 
                     continue
                 screenshot(page, "play-keyboard-choice")
                 page.keyboard.press("Escape")
-                page.wait_for_function("!document.querySelector('#choices button.option')")
+                page.wait_for_function("() => !document.querySelector('#choices button.option')")
                 assert page.evaluate("document.activeElement.closest('#hand') !== null")
                 escaped = True
             click_one_move(page, rng, keyboard=True)

@@ -33,7 +33,7 @@ from tests.support.play_browser import (
     wait_my_turn_or_end,
 )
 from tests.support.server import ApiServer
-from tests.support.web import ARTIFACTS, screenshot
+from tests.support.web import ARTIFACTS, checked_page, screenshot, wait_data
 
 #: classic, two players, three cards face up: the king set aside; two Handmaids and a Baron
 #: face up; the person (seat 0, first) holds a Guard and draws a Guard; the other holds a Priest
@@ -105,7 +105,7 @@ def test_a_round_that_ends_inside_a_moves_answer_leaves_no_gap_in_the_log(
     page.keyboard.press(priest["key"])
 
     # The answer to that move is a view of round 2; the long-poll brought nothing.
-    page.wait_for_function("document.body.dataset.round === '2'")
+    wait_data(page, "round", "2")
     page.wait_for_selector("#result #round-result")
     seen = api.events(mid, token=me.token)["events"]
     want = [e["seq"] for e in seen if e["type"] not in ("deck", "turn")]
@@ -122,7 +122,7 @@ def test_a_round_that_ends_inside_a_moves_answer_leaves_no_gap_in_the_log(
 
     # The spectator's log follows its header to the same point.
     version = page_state(page)["version"]
-    spectator.wait_for_function(f"document.body.dataset.version === '{version}'")
+    wait_data(spectator, "version", str(version))
     public = [e["seq"] for e in api.events(mid)["events"] if e["type"] != "deck"]
     spectator.wait_for_function("n => document.querySelectorAll('#log li').length >= n",
                                 arg=len(public))
@@ -165,19 +165,9 @@ def test_spectator_log_keeps_the_readers_place(page: Any, api: Api,
 
 @pytest.fixture
 def phone(browser: Any) -> Iterator[Any]:
-    """A phone-sized page (390 x 844, touch); JavaScript errors on it fail the test."""
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
-                              bypass_csp=True,  # (Playwright's string predicates: web.py)
-                              is_mobile=True, reduced_motion="reduce")
-    pg = ctx.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.set_default_timeout(15000)
-    try:
+    """A phone-sized page (390 x 844, touch), checked as ``page`` is."""
+    with checked_page(browser, phone=True) as pg:
         yield pg
-        assert not errors, f"JavaScript errors on the page: {errors}"
-    finally:
-        ctx.close()
 
 
 FITS_JS = """() => {

@@ -4,25 +4,12 @@ the policy blocked would leave the sign-up form dead)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import requests
 
 from tests.support.server import ApiServer
-from tests.support.web import new_context
 from tests.web.test_play_challenge import sign_up
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    """A page under the pages' own Content-Security-Policy (not bypassed)."""
-    ctx = new_context(browser, enforce_csp=True)
-    pg = ctx.new_page()
-    pg.set_default_timeout(15000)
-    yield pg
-    ctx.close()
 
 
 def test_person_rotates_the_token_from_the_play_page(page: Any, api_server: ApiServer) -> None:
