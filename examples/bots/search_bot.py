@@ -64,6 +64,61 @@ SPY, GUARD, PRIEST, BARON, HANDMAID, PRINCE, CHANCELLOR, KING, COUNTESS, PRINCES
 INDEX = {name: i for i, name in enumerate(CARDS)}
 
 
+#: How often the counting bot played each card of a pair, ``(ruleset, players) -> counts[played]
+#: [kept]`` (card ids), from its own games: the search bot's model of a careful opponent (what
+#: it played says what it likely kept). ``python counting_table.py`` (beside this file) prints
+#: this table again.
+COUNTING_PLAYS = {
+    ("classic", 2): (
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        (0, 3957, 333, 5059, 4474, 4956, 0, 2913, 2614, 3988),
+        (0, 2716, 206, 1755, 1433, 1656, 0, 1065, 919, 1500),
+        (0, 122, 30, 645, 713, 2109, 0, 1633, 1358, 2190),
+        (0, 194, 70, 1697, 449, 1613, 0, 1223, 1029, 1691),
+        (0, 457, 236, 935, 718, 690, 0, 1487, 0, 2058),
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        (0, 343, 173, 166, 185, 229, 0, 0, 0, 1198),
+        (0, 39, 14, 86, 65, 1421, 0, 873, 0, 965),
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    ),
+    ("classic", 4): (
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        (0, 2765, 151, 3629, 3314, 3440, 0, 2110, 2030, 3008),
+        (0, 2040, 162, 1185, 1079, 1094, 0, 688, 717, 1090),
+        (0, 9, 14, 483, 272, 681, 0, 803, 970, 1417),
+        (0, 24, 9, 1385, 352, 1152, 0, 867, 943, 1314),
+        (0, 450, 234, 1332, 621, 532, 0, 1187, 0, 1558),
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        (0, 299, 161, 307, 197, 87, 0, 0, 0, 874),
+        (0, 3, 1, 26, 1, 1110, 0, 651, 0, 745),
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    ),
+    ("2019", 2): (
+        (98, 1631, 466, 931, 752, 778, 853, 516, 568, 862),
+        (310, 2937, 98, 3225, 2581, 2942, 3145, 2104, 2019, 2857),
+        (40, 1741, 132, 903, 749, 863, 953, 672, 584, 905),
+        (1, 112, 21, 382, 425, 983, 1336, 1017, 870, 1403),
+        (14, 174, 37, 884, 246, 795, 1085, 733, 660, 996),
+        (100, 329, 100, 569, 429, 346, 1083, 899, 0, 1147),
+        (156, 372, 108, 278, 254, 451, 377, 1035, 705, 1177),
+        (208, 219, 89, 107, 107, 103, 33, 0, 0, 732),
+        (5, 74, 11, 44, 52, 810, 115, 535, 0, 636),
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    ),
+    ("2019", 4): (
+        (79, 1127, 286, 694, 569, 511, 634, 458, 500, 769),
+        (224, 2124, 110, 2493, 2208, 1897, 2164, 1652, 1576, 2435),
+        (43, 1298, 106, 716, 606, 541, 629, 481, 493, 770),
+        (0, 12, 5, 294, 145, 224, 455, 617, 636, 960),
+        (2, 18, 4, 867, 207, 519, 708, 635, 578, 860),
+        (99, 470, 147, 948, 450, 275, 523, 809, 0, 962),
+        (105, 423, 115, 621, 305, 507, 278, 694, 567, 934),
+        (111, 229, 114, 219, 110, 40, 54, 0, 0, 578),
+        (0, 5, 2, 19, 4, 712, 45, 432, 0, 491),
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    ),
+}
+
 class PlayoutPolicy:
     """The fast policy every player follows in a playout. It reads only what the acting player
     could know: its own hand, the public piles of the engine state
@@ -294,8 +349,12 @@ class SearchBot(Bot):
     #: cards a Guard may name per target (the likeliest ones)
     guesses_per_target = 2
 
-    #: the opponent models it chooses between, by how well each explains the plays seen
+    #: the opponent models it chooses between, by how well each explains the plays seen; the
+    #: careful player's model is the counting bot's own choices (``COUNTING_PLAYS``) for the
+    #: ruleset and player count (see ``models``)
     MODELS = {"heuristic": sim.OpponentModel(keep_high=0.6), "random": sim.RANDOM_PLAYER}
+    #: how far the careful model trusts the counting bot's table (the rest: an even choice)
+    TRUST = 0.9
     #: standard errors by which the search's best move must beat the counting bot's move
     CONFIDENCE = 1.5
     #: the heuristic model's head start, in log-likelihood: against the random bot a round of
@@ -308,6 +367,7 @@ class SearchBot(Bot):
         self._policies: dict[str, PlayoutPolicy] = {}
         # match id -> round -> model name -> seat -> log evidence of its plays that round
         self._evidence: dict[str, dict[int, dict[str, dict[int, float]]]] = {}
+        self._tables: dict[tuple[str, int], sim.OpponentModel] = {}
         self.stats: list[float] = []  # CPU seconds of each decision (for benchmarks)
         self.samples: list[int] = []  # samples searched per decision
         self.counting = CountingBot()  # the move to beat (see CONFIDENCE)
@@ -325,10 +385,21 @@ class SearchBot(Bot):
     def on_match_end(self, view: View) -> None:
         self._evidence.pop(view.match_id, None)
 
+    def models(self, view: View) -> dict[str, sim.OpponentModel]:
+        """The opponent models for this view's ruleset and player count: the careful player
+        plays like the counting bot (``COUNTING_PLAYS``, 4 players standing for 3 or more)."""
+        players = 2 if len(view.players) == 2 else 4
+        key = (view.ruleset, players)
+        if key not in self._tables:
+            counts = COUNTING_PLAYS.get(key)
+            self._tables[key] = self.MODELS["heuristic"] if counts is None else \
+                sim.PlayTable.from_counts(counts, trust=self.TRUST)
+        return {"heuristic": self._tables[key], "random": self.MODELS["random"]}
+
     def opponent_models(self, view: View) -> dict[int, str]:
         """Which model explains each opponent's plays best this match (each round's evidence
         as last seen). A round's weight is capped at 10 (log) so one odd round can't decide."""
-        samplers = {name: sim.Sampler(view, model) for name, model in self.MODELS.items()}
+        samplers = {name: sim.Sampler(view, model) for name, model in self.models(view).items()}
         rounds = self._evidence.setdefault(view.match_id, {})
         guesses = guess_evidence(view)
         rounds[view.round] = {
@@ -348,7 +419,8 @@ class SearchBot(Bot):
 
     def search(self, view: View, start: float) -> Action:
         models = self.opponent_models(view)
-        sampler = sim.Sampler(view, {p: self.MODELS[m] for p, m in models.items()})
+        table = self.models(view)
+        sampler = sim.Sampler(view, {p: table[m] for p, m in models.items()})
         random_seats = frozenset(p for p, m in models.items() if m == "random")
         default = self.counting.choose(view)
         candidates = self.candidates(view, sampler)

@@ -148,6 +148,36 @@ class OpponentModel:
 #: as likely to hold the Princess, per turn it survived, as it is.
 RANDOM_PLAYER = OpponentModel(keep_high=0.0, princess=0.5)
 
+@dataclass(frozen=True)
+class PlayTable(OpponentModel):
+    """An opponent model read off a table of how often a bot played each card of each pair:
+    ``counts[played][kept]`` plays of ``played`` while keeping ``kept`` (card ids), from that
+    bot's own games. ``play_prob`` is the observed share, blended with an even choice by
+    ``trust`` (1: the table alone), so that a pair the table rarely saw, or a player who is not
+    quite that bot, is never ruled out; R11 and a pair of twins are exact as in
+    :class:`OpponentModel`. Build one with :meth:`from_counts`."""
+
+    shares: tuple[tuple[float, ...], ...] = ()  # shares[played][kept]: P(play played | pair)
+
+    @classmethod
+    def from_counts(cls, counts: Sequence[Sequence[int]], trust: float = 0.9,
+                    prior: float = 1.0) -> PlayTable:
+        """``prior`` pseudo-plays of each card of a pair (a Laplace prior) before ``trust``."""
+        shares = tuple(
+            tuple(trust * (counts[y][x] + prior) / (counts[y][x] + counts[x][y] + 2 * prior)
+                  + (1 - trust) / 2 for x in range(KINDS))
+            for y in range(KINDS))
+        return cls(shares=shares)
+
+    def play_prob(self, played: int, kept: int, ruleset: str) -> float:
+        if played == kept:
+            return 1.0
+        pair = {played, kept}
+        if COUNTESS in pair and (KING in pair or PRINCE in pair):  # R11
+            return 1.0 if played == COUNTESS else 0.0
+        return self.shares[played][kept]
+
+
 _VALUES = {rs: tuple(table.get(c, -1) for c in CARDS) for rs, table in VALUES.items()}
 _COPIES = {rs: tuple(table.get(c, 0) for c in CARDS) for rs, table in COPIES.items()}
 
@@ -546,5 +576,5 @@ def sample(view: View, rng: random.Random, model: OpponentModel | None = None) -
     return Sampler(view, model).sample(rng)
 
 
-__all__ = ["RANDOM_PLAYER", "OpponentModel", "Policy", "Sampler", "SimError", "engine",
-           "from_engine", "rollout", "sample", "to_engine"]
+__all__ = ["RANDOM_PLAYER", "OpponentModel", "PlayTable", "Policy", "Sampler", "SimError",
+           "engine", "from_engine", "rollout", "sample", "to_engine"]
