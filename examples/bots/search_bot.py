@@ -5,9 +5,18 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
 1. **Sample** a complete state of the round from what it knows (``llsdk.sim.Sampler``: exact card
    counting, its private facts, and how likely each opponent hand made the plays it saw).
    Which opponent model it uses is chosen per opponent and per match by which one explains
-   that opponent's plays better: "keeps its higher card" (most bots, the counting bot
-   included) or "plays at random" (``sim.RANDOM_PLAYER``: the random baseline, which then also
-   plays at random in the playouts). The evidence is the likelihood of the cards it played
+   that opponent's plays better: "plays like the counting bot" or "plays at random"
+   (``sim.RANDOM_PLAYER``: the random baseline, which then also plays at random in the
+   playouts). The first is a ``sim.PlayTable`` of how often the counting bot played each card
+   of each pair in its own games (``COUNTING_PLAYS``, per ruleset and for 2 or more players;
+   ``counting_table.py`` rebuilds it): a careful player does not simply keep its higher card,
+   it plays a Priest and keeps its Guard for a sure hit, plays a Handmaid rather than give up
+   a Guard or Priest, and keeps a King, Countess or Princess. Against counting bots this
+   sharpens the posterior of their hidden card (the log-likelihood of the true card, averaged
+   over positions of held-out games, -1.44 to -1.35 in classic two-player games and -1.74 to
+   -1.68 in 2019 four-player games; the likeliest card is the right one 44 % of the time
+   instead of 40 %, 34 % instead of 31 %) over the older "keeps its higher card 4 times in 5"
+   (``sim.OpponentModel(keep_high=0.6)``, still used when there is no table). The evidence is the likelihood of the cards it played
    (``Sampler.seat_log_evidence``: the random bot also throws away the Princess) and of the
    cards its Guard named (``guess_evidence``: the random bot names cards that are all gone).
    Getting this right matters: against three random bots in 2019, judging them by the cards

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from llsdk import arena, sim
 from llsdk.arena import make_view
-from llsdk.cards import CARDS, COPIES
+from llsdk.cards import CARDS, COPIES, VALUES
 
 from service import engine
 from service.engine import MatchState
@@ -159,6 +159,31 @@ def test_opponent_model_r11_countess_and_princess() -> None:
     assert m.play_prob(INDEX["king"], INDEX["countess"], "2019") == 0.0  # R11
     assert m.play_prob(INDEX["countess"], INDEX["prince"], "2019") == 1.0
     assert m.play_prob(INDEX["princess"], INDEX["guard"], "classic") < 0.05
+
+
+def plays_high_table() -> sim.PlayTable:
+    """A made-up play table unlike "keeps the higher card": 9 plays of the higher card of a
+    pair for 1 of the lower (classic values; the spy and chancellor never seen)."""
+    values = [VALUES["classic"].get(c, -1) for c in CARDS]
+    counts = [[9 if values[y] > values[x] >= 0 else 1 if values[x] > values[y] >= 0 else 0
+               for x in range(len(CARDS))] for y in range(len(CARDS))]
+    return sim.PlayTable.from_counts(counts, trust=0.9)
+
+
+def test_play_table_shares_r11_and_twins() -> None:
+    """A table's share of plays, blended with an even choice by ``trust`` (a Laplace prior
+    first); R11 and twins exact whatever the table says; a pair never seen is an even choice."""
+    guard, king, countess, prince = (INDEX[c] for c in ("guard", "king", "countess", "prince"))
+    counts = [[0] * len(CARDS) for _ in CARDS]
+    counts[guard][king], counts[king][guard] = 8, 0  # played guard and kept king 8 times
+    counts[king][countess] = 50  # impossible under R11: ignored
+    m = sim.PlayTable.from_counts(counts, trust=0.9)
+    assert m.play_prob(guard, king, "classic") == pytest.approx(0.9 * 9 / 10 + 0.05)
+    assert m.play_prob(king, guard, "classic") == pytest.approx(0.9 * 1 / 10 + 0.05)
+    assert m.play_prob(king, countess, "classic") == 0.0  # R11
+    assert m.play_prob(countess, prince, "2019") == 1.0
+    assert m.play_prob(guard, guard, "classic") == 1.0
+    assert m.play_prob(prince, guard, "classic") == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("ruleset", ["classic", "2019"])
@@ -308,8 +333,9 @@ def positions(players: int, turns: int, count: int) -> list[tuple[int, int]]:
 
 @pytest.mark.parametrize("seed,turns", positions(2, 4, 4) + positions(2, 6, 2))
 @pytest.mark.parametrize("model", [sim.OpponentModel(keep_high=0.0),
-                                   sim.OpponentModel(keep_high=0.6), sim.RANDOM_PLAYER],
-                         ids=["uniform", "keeps-high", "random-player"])
+                                   sim.OpponentModel(keep_high=0.6), sim.RANDOM_PLAYER,
+                                   plays_high_table()],
+                         ids=["uniform", "keeps-high", "random-player", "play-table"])
 def test_samples_match_the_exact_posterior_classic_2p(seed: int, turns: int,
                                                       model: sim.OpponentModel) -> None:
     """On small classic 2-player positions the sampler's posterior of (opponent's hand,

@@ -152,3 +152,58 @@ def test_llsdk_arena_budget_option(capsys: pytest.CaptureFixture[str]) -> None:
 def test_arena_refuses_a_bad_budget() -> None:
     with pytest.raises(arena.ArenaError):
         arena.run([load_bot(RANDOM_BOT), load_bot(RANDOM_BOT)], games=1, budget_ms=-1)
+
+
+def handmaid_after_a_missed_guard() -> engine.MatchState:
+    """Classic, 2 players (a fixed seed): seat 0 names the Princess with its Guard and misses,
+    then seat 1 draws and plays its Handmaid, keeping the other card; seat 0 to play."""
+    guard, handmaid, princess = (engine.NAMES.index(c) for c in ("guard", "handmaid",
+                                                                  "princess"))
+    for seed in range(500):
+        s = engine.new_match("classic", 2, seed=f"handmaid:{seed}", first_seat=0)
+        if guard not in s.hands[0] or princess in s.hands[1]:
+            continue
+        s, _ = engine.apply(s, engine.Action("play", guard, 1, princess))
+        if s.hands[1].count(handmaid) != 1:
+            continue
+        s, _ = engine.apply(s, engine.Action("play", handmaid))
+        assert s.turn == 0 and s.round == 1
+        return s
+    raise AssertionError("no such deal in 500 seeds")  # pragma: no cover
+
+
+def test_careful_opponents_are_dealt_what_the_counting_bot_would_have_kept() -> None:
+    """The search bot models a careful opponent by the counting bot's own choices: it plays the
+    Handmaid rather than keep a Guard or Priest (it keeps those for a look and a sure hit) but
+    keeps a King, Countess or Princess. So after a Handmaid, sampled deals give that opponent a
+    high card more often, and a Guard less often, than a deal weighted by card counts alone;
+    both match the exact posterior, and every sampled deal agrees with the view."""
+    from llsdk.cards import CARDS
+
+    from tests.sdk.test_sdk_sim import check_consistent
+
+    state = handmaid_after_a_missed_guard()
+    view = make_view(state, 0)
+    bot = load_bot(SEARCH_BOT)
+    careful = bot.models(view)["heuristic"]  # type: ignore[attr-defined]
+    assert isinstance(careful, sim.PlayTable)
+    table, plain = sim.Sampler(view, careful), sim.Sampler(view, sim.OpponentModel(keep_high=0))
+    exact_table, exact_plain = table.hand_probabilities(1), plain.hand_probabilities(1)
+    high = ("king", "countess", "princess")
+    assert sum(exact_table.get(c, 0) for c in high) > 1.5 * sum(exact_plain.get(c, 0)
+                                                                 for c in high)
+    assert exact_table["guard"] < exact_plain["guard"] / 3
+    rng = random.Random(5)
+    n = 2000
+    dealt = {"table": [0] * len(CARDS), "plain": [0] * len(CARDS)}
+    for name, sampler in (("table", table), ("plain", plain)):
+        for _ in range(n):
+            sampled = sampler.sample(rng)
+            check_consistent(state, sampled, 0)
+            dealt[name][sampled.hands[1][0]] += 1
+    for name, exact in (("table", exact_table), ("plain", exact_plain)):
+        for c, p in exact.items():  # within 4 standard errors of the exact share
+            assert abs(dealt[name][CARDS.index(c)] / n - p) < 4 * math.sqrt(p * (1 - p) / n)
+    assert sum(dealt["table"][CARDS.index(c)] for c in high) > \
+        1.5 * sum(dealt["plain"][CARDS.index(c)] for c in high)
+    assert dealt["table"][CARDS.index("guard")] < dealt["plain"][CARDS.index("guard")] / 3
