@@ -23,10 +23,10 @@ from rq.exceptions import StopRequested
 
 from ..store import cluster, heartbeats
 from . import joblog, repair
+from .dispatcher import REDIS_DOWN, wait_for_redis
 
 log = logging.getLogger("service.jobs.cron_runner")
 
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 #: seconds between two tries while Redis is unreachable
 RETRY_S = 1.0
 
@@ -43,14 +43,8 @@ def run(connection: redis.Redis, config_path: str, logging_level: str = "INFO") 
         except REDIS_DOWN as exc:
             log.warning("CronScheduler %s: Redis unavailable (%s); retrying every %.0f s",
                         cron.name, exc, RETRY_S)
-        try:
-            while True:
-                time.sleep(RETRY_S)
-                try:
-                    connection.ping()
-                    break
-                except REDIS_DOWN:
-                    continue
+        try:  # (RQ's signal handlers raise StopRequested while this waits)
+            wait_for_redis(connection, threading.Event(), RETRY_S)
         except (KeyboardInterrupt, StopRequested):
             return
         log.warning("CronScheduler: Redis is back; starting again")

@@ -64,6 +64,18 @@ RESULT_TTL_S = 60
 FAILURE_TTL_S = 24 * 3600
 
 REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+
+
+def wait_for_redis(r: redis.Redis, stopping: threading.Event, every: float) -> bool:
+    """Ping ``r`` every ``every`` s until it answers (True) or ``stopping`` is set (False): how
+    the worker and the cron process wait out an outage before they start RQ's loop again."""
+    while not stopping.is_set():
+        try:
+            r.ping()
+            return True
+        except REDIS_DOWN:
+            stopping.wait(every)
+    return False
 #: how often a dispatcher says it is alive (``/readyz`` wants one within READY_MAX_AGE_S, 15 s)
 BEAT_S = 2.0
 

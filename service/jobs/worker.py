@@ -37,7 +37,7 @@ from rq.worker import SimpleWorker
 from ..store import sentinel, sockets
 from ..store.queues import QUEUES
 from . import joblog
-from .dispatcher import REDIS_DOWN, Dispatcher
+from .dispatcher import REDIS_DOWN, Dispatcher, wait_for_redis
 from .repair import require_schema
 from .timeouts import data_redis
 
@@ -87,19 +87,14 @@ class OutageLines(logging.Filter):
         return True
 
 
-def wait_for_redis(r: redis.Redis, stopping: threading.Event) -> None:
+def wait_out_outage(r: redis.Redis, stopping: threading.Event) -> None:
     """Until Redis answers or a stop is asked for (SIGTERM/SIGINT set the flag meanwhile)."""
     def stop(signum: int, frame: FrameType | None) -> None:
         stopping.set()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    while not stopping.is_set():
-        try:
-            r.ping()
-            return
-        except REDIS_DOWN:
-            stopping.wait(REVIVE_WAIT_S)
+    wait_for_redis(r, stopping, REVIVE_WAIT_S)
 
 
 def serve(url: str, queues: list[str], *, name: str | None = None,
@@ -114,7 +109,7 @@ def serve(url: str, queues: list[str], *, name: str | None = None,
     stopping = threading.Event()
     base = name or f"worker-{os.uname().nodename}-{os.getpid()}"
     dispatcher = Dispatcher(conn, name=f"{base}-dispatcher")
-    wait_for_redis(conn, stopping)
+    wait_out_outage(conn, stopping)
     dispatcher.start()
     try:
         runs = 0
@@ -131,7 +126,7 @@ def serve(url: str, queues: list[str], *, name: str | None = None,
                 break
             log.warning("Worker %s: stopped (Redis unavailable?); a new one starts once Redis "
                         "answers", worker.name)
-            wait_for_redis(conn, stopping)
+            wait_out_outage(conn, stopping)
             time.sleep(0.1)
     finally:
         dispatcher.stop()
