@@ -10,8 +10,9 @@ from typing import Any
 
 from llsdk import Action, Bot, View
 
-from service.store.docs import MatchDoc
+from service.store.docs import FINISHED, MatchDoc
 from tests.support.sdkclient import Client
+from tests.support.stack import WholeStack, wait_for
 
 
 class Responsive(Bot):
@@ -23,9 +24,10 @@ class Responsive(Bot):
 
 
 class LadderBot:
-    """A :class:`Responsive` bot registered on ``url`` and playing ``ladders`` until closed."""
+    """A :class:`Responsive` bot registered on ``url`` and playing ``ladders`` (and the matches
+    it joins) until closed."""
 
-    def __init__(self, url: str, name: str, ladders: list[str], *,
+    def __init__(self, url: str, name: str, ladders: list[str] | None = None, *,
                  poll_wait: float = 5.0) -> None:
         self.poll_wait = poll_wait
         self.client = Client(url, Client(url).players.register(name).token)
@@ -35,9 +37,9 @@ class LadderBot:
                                        daemon=True)
         self.thread.start()
 
-    def _run(self, ladders: list[str]) -> None:
+    def _run(self, ladders: list[str] | None) -> None:
         try:
-            Responsive().run(self.client, ladders=ladders, stop_event=self.stop,
+            Responsive().run(self.client, ladders=ladders or (), stop_event=self.stop,
                              poll_wait=self.poll_wait)
         except BaseException as e:  # noqa: BLE001 - reported by close()
             self.error = e
@@ -63,3 +65,22 @@ def check_played_out(doc: MatchDoc) -> None:
     assert timeouts_of(doc) == [], (doc.id, timeouts_of(doc))
     assert not any(doc.state.forfeited), doc.id
     assert doc.aborted is None, (doc.id, doc.aborted)
+    end = doc.state.events[-1]
+    assert end.type == "match_end" and end.data["reason"] != "forfeit", end
+
+
+def wait_played_out(stack: WholeStack, ids: list[str], timeout: float) -> None:
+    """Wait until every match of ``ids`` has finished, then :func:`check_played_out` each."""
+    wait_for("every match to finish", lambda: all(
+        stack.load(m).status == FINISHED for m in ids), timeout=timeout, every=0.5)
+    for mid in ids:
+        check_played_out(stack.load(mid))
+
+
+def first_timeout_at(stack: WholeStack, mid: str, timeout: float = 60) -> float:
+    """When (wall clock) the first timeout of match ``mid`` was applied, once it has been."""
+    def applied() -> float | None:
+        doc = stack.load(mid)
+        return doc.timed_out_at if timeouts_of(doc) else None
+
+    return float(wait_for(f"the first timeout of {mid}", applied, timeout=timeout))

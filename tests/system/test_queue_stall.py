@@ -1,6 +1,6 @@
 """A stalled queue Redis (issue 24, item 1), on the whole stack over a Redis Cluster (3 masters)
 with RQ on a Redis of its own (``QUEUE_REDIS_URL``), which is SIGSTOPped for 12 s while
-present SDK bots play 3-s turns in rated ladder matches:
+present SDK bots play 8-s turns in rated ladder matches:
 
 - the API keeps serving moves: every running match moves on during the stall (a change that
   can't queue its deadline job stands; the next ones don't even try for a few seconds:
@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from service.store.docs import ACTIVE, FINISHED
-from tests.support.ladderbots import LadderBot, check_played_out, timeouts_of
+from tests.support.ladderbots import LadderBot, first_timeout_at, timeouts_of, wait_played_out
 from tests.support.redis_cluster import ClusterStack, find_cluster_tools
 from tests.support.rqproc import RqCron, RqWorker
 from tests.support.sdkclient import Client
@@ -32,11 +32,15 @@ from tests.support.stall import stalled
 
 pytestmark = pytest.mark.timeout(300)
 
-T = 3
+T = 3  # the idle matches' turn timeout: their first turn is due inside the stall
+#: the ladder's turn timeout: room for a bot thread starved by a loaded machine, and shorter than
+#: the stall, so that a turn pending through it and charged for it would time out
+BOT_T = 8
 STALL_S = 12.0
 ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "0",
-       "LADDERS": json.dumps([{"name": "duel", "ruleset": "classic", "seats": 2}]),
-       "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": str(T), "RECOVERY_INTERVAL_S": "2"}
+       "LADDERS": json.dumps([{"name": "duel", "ruleset": "classic", "seats": 2,
+                               "turn_timeout_s": BOT_T, "interval_s": 1}]),
+       "RECOVERY_INTERVAL_S": "2"}
 IDLE = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy": "auto",
         "max_timeouts": 50, "first_seat": 0}
 
@@ -82,7 +86,7 @@ def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
         stack: ClusterWholeStack) -> None:
     s = stack
     queue = s.rp.queue  # type: ignore[attr-defined]
-    # (long-polls of 2 s, below the 3-s turn: on this cluster stack a bot's long-poll was now
+    # (long-polls of 2 s, well below the 8-s turn: on this cluster stack a bot's long-poll was now
     # and then not woken by its opponent's move after a queue stall, see docs/operations.md
     # "Stalls"; a poll that ends by itself then still leaves the bot time to move)
     bots = [LadderBot(s.url, f"qbot{i}", ["duel"], poll_wait=2.0) for i in range(6)]
@@ -109,22 +113,12 @@ def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
         for m in ids:
             assert moved[m] > before[m] + 2 or s.load(m).status == FINISHED, (m, before, moved)
 
-        wait_for("every rated match to finish", lambda: all(
-            s.load(m).status == FINISHED for m in ids), timeout=180, every=0.5)
-        for m in ids:
-            check_played_out(s.load(m))
-
-        def first_timeout(mid: str) -> float | None:
-            doc = s.load(mid)
-            return doc.timed_out_at if timeouts_of(doc) else None
-
+        wait_played_out(s, ids, timeout=180)
         # pending through the stall: a whole turn again once the queue was back
-        at = float(wait_for("the pending turn's timeout", lambda: first_timeout(pending),
-                            timeout=60))
+        at = first_timeout_at(s, pending)
         assert at >= up + T - 1.0, (at - up, down)
         # started during the stall, its job not queued then: queued by a dispatcher after it
-        wait_for("the unqueued deadline's timeout", lambda: first_timeout(started_during),
-                 timeout=60)
+        first_timeout_at(s, started_during)
         wait_for("two more timeouts of it", lambda: len(timeouts_of(
             s.load(started_during))) >= 3, timeout=60)
         # nobody moves there: every version since the joins is one turn's timeout, once
