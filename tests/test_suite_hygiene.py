@@ -24,3 +24,27 @@ def test_the_hygiene_check_sees_a_direct_import() -> None:
     assert _SDK_CLIENT.search("from llsdk import Bot, Client, View\n")
     assert _SDK_CLIENT.search("from llsdk import (\n    Bot,\n    Client,\n)\n")
     assert not _SDK_CLIENT.search("from llsdk import Bot, ClientError\n")
+
+
+# wait_for_function( followed by a string literal that is not a function ("() => ...",
+# "n => ...", "([a, b]) => ...")
+_EXPRESSION_WAIT = re.compile(r'wait_for_function\(\s*[fr]?("""|"(?!""))(?!\s*(\(|\w+\s*=>|async\b))')
+
+
+def test_browser_tests_run_under_the_pages_content_security_policy() -> None:
+    """The pages forbid ``eval``: Playwright evaluates a ``wait_for_function`` expression string
+    again on every poll (refused after the first), a function string once. No context bypasses
+    the policy (tests/support/web.py), so every wait is a function or a locator assertion."""
+    texts = {str(p.relative_to(TESTS)): p.read_text() for p in TESTS.rglob("*.py")
+             if p.name != Path(__file__).name}
+    assert sorted(n for n, t in texts.items() if _EXPRESSION_WAIT.search(t)) == []
+    assert sorted(n for n, t in texts.items() if "bypass_csp" in t) == []
+
+
+def test_the_csp_check_sees_an_expression_wait() -> None:
+    assert _EXPRESSION_WAIT.search('page.wait_for_function("document.body.dataset.x === \'1\'")')
+    assert _EXPRESSION_WAIT.search("page.wait_for_function(\n    f\"Number(x) >= {n}\")")
+    for ok in ('page.wait_for_function("() => x")', 'p.wait_for_function("n => n > 1", arg=1)',
+               'p.wait_for_function("([v, t]) => v", arg=[1, 2])',
+               'p.wait_for_function("""() => { return 1; }""")', "p.wait_for_function(cond)"):
+        assert not _EXPRESSION_WAIT.search(ok), ok

@@ -17,13 +17,14 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
 from tests.support.server import ApiServer
-from tests.support.stack import running_stack
+from tests.support.stack import WholeStack, running_stack
 
 REPO = Path(__file__).resolve().parents[2]
 CURL_BOT = REPO / "examples" / "bots" / "curl_bot.sh"
@@ -157,48 +158,59 @@ def test_bots_report_api_errors_and_exit_non_zero(api_server: ApiServer, kind: s
     assert time.monotonic() - started < 30
 
 
+# (turns of 15 s: the bots answer at once, the clock only bounds how long a bot starved by a
+# loaded machine may take before its turn counts as a timeout, which these tests must not see)
 LADDER_ENV = {"LADDERS": json.dumps([{"name": "js", "ruleset": "classic", "seats": 2}]),
-              "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": "5", "EXPECT_WORKERS": "1"}
+              "LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": "15", "EXPECT_WORKERS": "1"}
 
 
-def test_js_bots_play_the_ladder_and_leave_it() -> None:
+@pytest.fixture(scope="module")
+def ladder_stack() -> Iterator[WholeStack]:
+    """The whole stack with the ``js`` ladder, for this module's ladder tests (each looks only at
+    its own bots)."""
+    with running_stack(LADDER_ENV) as s:
+        yield s
+
+
+@needs_tools
+def test_js_bots_play_the_ladder_and_leave_it(ladder_stack: WholeStack) -> None:
     """``node bot.mjs ladder js 1``: two bots enter, the server seats them in a rated match,
     they play it from their inbox notices (each carrying the view) and leave after it; a third
     one stopped with SIGTERM leaves the ladder too, within 2 s."""
-    with running_stack(LADDER_ENV) as s:
-        env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
-        env.update(LLSDK_URL=s.url, BOT_WAIT="10")
-        bots = []
-        for i in range(2):
-            pid, token = s.register(f"js-ladder-{i}")
-            bots.append((pid, subprocess.Popen(
-                command("js", "ladder", "js", "1"), env=dict(env, LLSDK_TOKEN=token),
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)))
-        outs = [finish(proc, timeout=120) for _, proc in bots]
-        pids = {pid for pid, _ in bots}
-        for out in outs:
-            assert out.startswith("entered ladder js\n") and out.endswith("left ladder js\n"), out
-            assert "plays" in out and "finished (1 so far)" in out, out
-        played = s.ladder_matches("js")
-        assert played and all(set(d.seats) == pids and d.rated for d in played)
-        assert played[0].status == "finished" and played[0].aborted is None
-        rows = {row["player_id"]: row for row in s.get("/v1/ladders/js")["leaderboard"]}
-        assert all(rows[p]["games"] >= 1 and not rows[p]["entered"] for p in pids), rows
-        # stopped by a signal while it waits in its long-poll: it leaves at once
-        pid, token = s.register("js-ladder-stop")
-        proc = subprocess.Popen(command("js", "ladder", "js"), env=dict(env, LLSDK_TOKEN=token),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                cwd=REPO)
-        assert first_line(proc) == "entered ladder js"
-        time.sleep(1.0)
-        stopped = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        out = finish(proc, timeout=30)
-        assert time.monotonic() - stopped <= 2.0, out
-        assert out.endswith("left ladder js\n"), out
-        entered = {row["player_id"]: row["entered"]
-                   for row in s.get("/v1/ladders/js")["leaderboard"]}
-        assert not entered.get(pid, False)
+    s = ladder_stack
+    env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
+    env.update(LLSDK_URL=s.url, BOT_WAIT="10")
+    bots = []
+    for i in range(2):
+        pid, token = s.register(f"js-ladder-{i}")
+        bots.append((pid, subprocess.Popen(
+            command("js", "ladder", "js", "1"), env=dict(env, LLSDK_TOKEN=token),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)))
+    outs = [finish(proc, timeout=120) for _, proc in bots]
+    pids = {pid for pid, _ in bots}
+    for out in outs:
+        assert out.startswith("entered ladder js\n") and out.endswith("left ladder js\n"), out
+        assert "plays" in out and "finished (1 so far)" in out, out
+    played = [d for d in s.ladder_matches("js") if set(d.seats) & pids]
+    assert played and all(set(d.seats) == pids and d.rated for d in played)
+    assert played[0].status == "finished" and played[0].aborted is None
+    rows = {row["player_id"]: row for row in s.get("/v1/ladders/js")["leaderboard"]}
+    assert all(rows[p]["games"] >= 1 and not rows[p]["entered"] for p in pids), rows
+    # stopped by a signal while it waits in its long-poll: it leaves at once
+    pid, token = s.register("js-ladder-stop")
+    proc = subprocess.Popen(command("js", "ladder", "js"), env=dict(env, LLSDK_TOKEN=token),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=REPO)
+    assert first_line(proc) == "entered ladder js"
+    time.sleep(1.0)
+    stopped = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out = finish(proc, timeout=30)
+    assert time.monotonic() - stopped <= 2.0, out
+    assert out.endswith("left ladder js\n"), out
+    entered = {row["player_id"]: row["entered"]
+               for row in s.get("/v1/ladders/js")["leaderboard"]}
+    assert not entered.get(pid, False)
 
 
 # Node's process warnings (MaxListenersExceededWarning, ...) end the bot with status 70
@@ -249,50 +261,51 @@ def test_js_bot_keeps_one_token_in_the_file_it_names(api_server: ApiServer,
 
 
 @needs_tools
-def test_js_bots_play_200_moves_without_a_warning_say_each_result_and_drain_on_stop() -> None:
+def test_js_bots_play_200_moves_without_a_warning_say_each_result_and_drain_on_stop(
+        ladder_stack: WholeStack) -> None:
     """Two JS bots on a ladder, with Node's warnings fatal: 200+ moves and a line per finished
     match with its result; then the first SIGTERM in a match leaves the ladder at once and
     finishes the match (the bot's own moves to the end), and the bot exits by itself."""
-    with running_stack(LADDER_ENV) as s:
-        env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
-        env.update(LLSDK_URL=s.url, BOT_WAIT="5")
-        node = [shutil.which("node") or "nodejs", FATAL_WARNINGS, str(JS_BOT), "ladder", "js"]
-        players = [s.register(f"js-long-{i}") for i in range(2)]
-        procs = [subprocess.Popen(node + ["6"], env=dict(env, LLSDK_TOKEN=token),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  cwd=REPO) for _, token in players]
-        outs = [finish(p, timeout=300) for p in procs]
-        moves = sum(len(re.findall(r"^seat \d plays ", out, re.M)) for out in outs)
-        assert moves >= 200, f"{moves} moves"
-        for (pid, _), out in zip(players, outs, strict=True):
-            said = re.findall(r"^match (m_\w+) finished \((\d) so far\): (won|lost): winners "
-                              r"(\[[\d,]*\])", out, re.M)
-            assert [int(n) for _, n, _, _ in said] == [1, 2, 3, 4, 5, 6], out
-            for mid, _, outcome, winners in said:
-                match = s.get(f"/v1/matches/{mid}")
-                seat = next(i for i, p in enumerate(match["players"]) if p["player_id"] == pid)
-                assert json.loads(winners) == match["result"]["winners"], (out, match)
-                assert (outcome == "won") == (seat in match["result"]["winners"])
-        # the graceful stop, in the middle of a match
-        stopper = subprocess.Popen(node, env=dict(env, LLSDK_TOKEN=players[0][1], BOT_DRAIN_S="120"),
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   cwd=REPO)
-        other = subprocess.Popen(node + ["1"], env=dict(env, LLSDK_TOKEN=players[1][1]),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 cwd=REPO)
-        lines = Lines(stopper)
-        lines.wait_for(" plays ")
-        stopper.send_signal(signal.SIGTERM)
-        lines.wait_for("left ladder js", timeout=10)
-        entered = {row["player_id"]: row["entered"]
-                   for row in s.get("/v1/ladders/js")["leaderboard"]}
-        assert not entered[players[0][0]]
-        assert stopper.wait(timeout=120) == 0, "\n".join(lines.lines)
-        lines.join(timeout=5)
-        finish(other, timeout=60)
-        out = "\n".join(lines.lines)
-        assert "stopping: finishing 1 match(es) in progress" in out, out
-        mid = re.search(r"^match (m_\w+) finished \(1 so far\)", out, re.M)
-        assert mid, out
-        events = s.get(f"/v1/matches/{mid.group(1)}/events")["events"]
-        assert not [e for e in events if e.get("timeout") or e["type"] == "forfeit"], events
+    s = ladder_stack
+    env = {k: v for k, v in os.environ.items() if k not in ("LLSDK_TOKEN", "REDIS_URL")}
+    env.update(LLSDK_URL=s.url, BOT_WAIT="5")
+    node = [shutil.which("node") or "nodejs", FATAL_WARNINGS, str(JS_BOT), "ladder", "js"]
+    players = [s.register(f"js-long-{i}") for i in range(2)]
+    procs = [subprocess.Popen(node + ["6"], env=dict(env, LLSDK_TOKEN=token),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=REPO) for _, token in players]
+    outs = [finish(p, timeout=300) for p in procs]
+    moves = sum(len(re.findall(r"^seat \d plays ", out, re.M)) for out in outs)
+    assert moves >= 200, f"{moves} moves"
+    for (pid, _), out in zip(players, outs, strict=True):
+        said = re.findall(r"^match (m_\w+) finished \((\d) so far\): (won|lost): winners "
+                          r"(\[[\d,]*\])", out, re.M)
+        assert [int(n) for _, n, _, _ in said] == [1, 2, 3, 4, 5, 6], out
+        for mid, _, outcome, winners in said:
+            match = s.get(f"/v1/matches/{mid}")
+            seat = next(i for i, p in enumerate(match["players"]) if p["player_id"] == pid)
+            assert json.loads(winners) == match["result"]["winners"], (out, match)
+            assert (outcome == "won") == (seat in match["result"]["winners"])
+    # the graceful stop, in the middle of a match
+    stopper = subprocess.Popen(node, env=dict(env, LLSDK_TOKEN=players[0][1], BOT_DRAIN_S="120"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=REPO)
+    other = subprocess.Popen(node + ["1"], env=dict(env, LLSDK_TOKEN=players[1][1]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=REPO)
+    lines = Lines(stopper)
+    lines.wait_for(" plays ")
+    stopper.send_signal(signal.SIGTERM)
+    lines.wait_for("left ladder js", timeout=10)
+    entered = {row["player_id"]: row["entered"]
+               for row in s.get("/v1/ladders/js")["leaderboard"]}
+    assert not entered[players[0][0]]
+    assert stopper.wait(timeout=120) == 0, "\n".join(lines.lines)
+    lines.join(timeout=5)
+    finish(other, timeout=60)
+    out = "\n".join(lines.lines)
+    assert "stopping: finishing 1 match(es) in progress" in out, out
+    mid = re.search(r"^match (m_\w+) finished \(1 so far\)", out, re.M)
+    assert mid, out
+    events = s.get(f"/v1/matches/{mid.group(1)}/events")["events"]
+    assert not [e for e in events if e.get("timeout") or e["type"] == "forfeit"], events
