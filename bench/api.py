@@ -26,6 +26,13 @@ The two loads alternate in short slots (2.5 s by default: actions, bare, actions
 rather than running one after the other, so that both meet the same conditions on a shared
 machine; the first slot of each is a warm-up.
 
+With ``--against DIR`` a second gunicorn runs the code of another checkout (``DIR``: say a
+``git worktree`` of an older commit, with this one's ``.venv`` Python) on a Redis of its own;
+the clients play their own players and matches against it in slots of their own (``against``),
+alternating with the slots of this checkout (``actions``), and the output adds the same figures
+for it (``... against``), one ``# pair`` line per round and the ratio of actions/s and of server
+CPU per action: a before/after pair measured in one run.
+
 With ``--compare-token-check`` a second gunicorn on the same Redis runs with
 ``BENCH_TOKEN_CHECK=0`` (a token its process has seen is taken on trust, as before issue 23's
 per-request check); the clients play the same matches against it in slots of their own
@@ -42,6 +49,7 @@ requests that start and end inside a measured slot count.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import os
 import random
@@ -79,7 +87,8 @@ def free_port() -> int:
 class Gunicorn:
     """gunicorn -c service/ops/gunicorn_conf.py service.http.wsgi:app in its own process group."""
 
-    def __init__(self, redis_url: str, workers: int, env: dict[str, str] | None = None) -> None:
+    def __init__(self, redis_url: str, workers: int, env: dict[str, str] | None = None,
+                 tree: str = REPO) -> None:
         self.port = free_port()
         self.log = tempfile.NamedTemporaryFile(prefix="llbench-gunicorn-", suffix=".log")
         extra = env
@@ -92,7 +101,7 @@ class Gunicorn:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "service/ops/gunicorn_conf.py",
              "--no-control-socket", "service.http.wsgi:app"],
-            cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
+            cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=self.log,
             stderr=subprocess.STDOUT, start_new_session=True)
         try:
             self._wait_ready()
@@ -100,7 +109,7 @@ class Gunicorn:
             self.stop()
             raise
 
-    def _wait_ready(self, timeout: float = 30.0) -> None:
+    def _wait_ready(self, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -241,12 +250,16 @@ class Clients:
     (``bare`` mode), as the schedule says."""
 
     def __init__(self, port: int, n: int, matches_each: int,
-                 unchecked_port: int | None = None) -> None:
+                 unchecked_port: int | None = None, against_port: int | None = None) -> None:
         self.port, self.n, self.matches_each = port, n, matches_each
         #: the server without the per-request token check (same Redis, same players)
         self.unchecked_port = unchecked_port
-        self.modes = Schedule.MODES if unchecked_port is None else \
-            ("actions", "unchecked", "bare")
+        #: the server of another checkout (its own Redis, players and matches)
+        self.against_port = against_port
+        self.second = "unchecked" if unchecked_port is not None else \
+            "against" if against_port is not None else None
+        self.modes = Schedule.MODES if self.second is None else \
+            ("actions", self.second, "bare")
         self.lats: dict[str, list[list[float]]] = {m: [[] for _ in range(n)]
                                                    for m in self.modes}
         self.extra_matches = 0  # matches a client had to create inside the schedule
@@ -299,17 +312,27 @@ class Clients:
     def _client(self, i: int) -> None:
         c = KeepAlive(self.port)
         unchecked = KeepAlive(self.unchecked_port) if self.unchecked_port else c
+        other = KeepAlive(self.against_port) if self.against_port else None
         rng = random.Random(i)
         tag = f"{os.getpid()}x{i}"
         tokens = [c.ok("POST", "/v1/players", {"name": f"b{tag}s{s}"})["token"] for s in (0, 1)]
-        made = 0
+        other_tokens = [] if other is None else \
+            [other.ok("POST", "/v1/players", {"name": f"b{tag}s{s}"})["token"] for s in (0, 1)]
+        made = made_other = 0
 
-        def new_match() -> Match:
-            nonlocal made
-            made += 1
-            return make_match(c, tokens, f"bench-{tag}-{made}")
+        def new_match(conn: KeepAlive = c) -> Match:
+            nonlocal made, made_other
+            if conn is c:
+                made += 1
+            else:
+                made_other += 1
+            return make_match(conn, tokens if conn is c else other_tokens,
+                              f"bench-{tag}-{made + made_other}")
 
         pool = [new_match() for _ in range(self.matches_each)]
+        other_pool = [] if other is None else \
+            [new_match(other) for _ in range(self.matches_each)]
+        other_m = other_pool.pop() if other_pool else None
         bare_path = f"/bench/bare/k{tag}"
         bare_version = c.ok("POST", bare_path, BARE_BODY)["version"]  # the route is there
         self.ready.wait(timeout=180)
@@ -322,27 +345,37 @@ class Clients:
             slot = sched.at(time.perf_counter())
             if slot is None:
                 break
-            if slot.mode in ("actions", "unchecked"):
-                s = m.state
+            if slot.mode in ("actions", "unchecked", "against"):
+                on_other = slot.mode == "against"
+                cur = other_m if on_other else m
+                assert cur is not None
+                s = cur.state
                 seat = s.turn
                 action = rng.choice(engine.legal_action_dicts(s))
-                conn = c if slot.mode == "actions" else unchecked
+                conn = c if slot.mode == "actions" else unchecked if not on_other else other
+                assert conn is not None
                 t0 = time.perf_counter()
-                status, view = conn.call("POST", f"/v1/matches/{m.id}/actions", action,
-                                         m.tokens[seat])
+                status, view = conn.call("POST", f"/v1/matches/{cur.id}/actions", action,
+                                         cur.tokens[seat])
                 t1 = time.perf_counter()
                 if status != 200:
-                    raise RuntimeError(f"action {action} in {m.id} -> {status}: {view}")
+                    raise RuntimeError(f"action {action} in {cur.id} -> {status}: {view}")
                 engine.apply_inplace(s, action, seat=seat)
-                m.version += 1
-                if view["version"] != m.version or view["status"] != s.status:
-                    raise RuntimeError(f"{m.id}: server at {view['version']}/{view['status']}, "
-                                       f"local replay at {m.version}/{s.status}")
+                cur.version += 1
+                if view["version"] != cur.version or view["status"] != s.status:
+                    raise RuntimeError(f"{cur.id}: server at {view['version']}/"
+                                       f"{view['status']}, local replay at {cur.version}/"
+                                       f"{s.status}")
                 if s.status == engine.FINISHED:
                     if view["result"]["winners"] != s.winners:
-                        raise RuntimeError(f"{m.id}: winners {view['result']} != {s.winners}")
+                        raise RuntimeError(f"{cur.id}: winners {view['result']} != {s.winners}")
                     played += 1
-                    m = pool.pop() if pool else new_match()  # inside the schedule if we must
+                    # a new match inside the schedule if we must
+                    if on_other:
+                        assert other is not None
+                        other_m = other_pool.pop() if other_pool else new_match(other)
+                    else:
+                        m = pool.pop() if pool else new_match()
             else:
                 t0 = time.perf_counter()
                 status, data = c.call("POST", bare_path, BARE_BODY)
@@ -357,8 +390,11 @@ class Clients:
         c.close()
         if unchecked is not c:
             unchecked.close()
+        if other is not None:
+            other.close()
         with self.lock:
-            self.extra_matches += max(0, made - self.matches_each)
+            self.extra_matches += max(0, made - self.matches_each) + \
+                max(0, made_other - self.matches_each)
             self.matches_played += played
 
     def server_cpu_ms(self, mode: str) -> float:
@@ -401,22 +437,36 @@ def main() -> int:
                     help="also run actions against a second server without the per-request "
                          "token check (BENCH_TOKEN_CHECK=0), in slots alternating with the "
                          "checked ones, and print what the check costs")
+    ap.add_argument("--against", metavar="DIR",
+                    help="also run actions against a second server running the code of the "
+                         "checkout DIR (its own Redis), in slots alternating with this "
+                         "checkout's, and print the ratios (a before/after pair in one run)")
     opts = ap.parse_args()
+    if opts.against and opts.compare_token_check:
+        ap.error("--against and --compare-token-check each take the second server")
     pairs = max(1, round(opts.seconds / opts.slot))
 
-    with RedisProcess() as rp:
+    with RedisProcess() as rp, contextlib.ExitStack() as stack:
+        rp2 = stack.enter_context(RedisProcess()) if opts.against else None
         server = Gunicorn(rp.url, opts.workers)
         baseline = Gunicorn(rp.url, opts.workers, {"BENCH_TOKEN_CHECK": "0"}) \
-            if opts.compare_token_check else None
+            if opts.compare_token_check else \
+            Gunicorn(rp2.url, opts.workers, {"ENQUEUE_JOBS": "0"},  # (an older name)
+                     tree=os.path.abspath(opts.against)) \
+            if rp2 is not None else None
         try:
             clients = Clients(server.port, opts.clients, opts.matches,
-                              unchecked_port=baseline.port if baseline else None)
+                              unchecked_port=baseline.port if opts.compare_token_check and
+                              baseline else None,
+                              against_port=baseline.port if opts.against and baseline
+                              else None)
             print(f"# {opts.clients} client threads, {opts.workers} gevent workers, "
                   f"{pairs} x {opts.slot:g}s slots per mode (actions and bare alternating) "
                   f"after {opts.warmup:g}s warm-up, {os.cpu_count()} CPUs shared by clients, "
                   f"server and Redis", flush=True)
             assert rp.proc is not None
-            pids = [*server.pids(), *(baseline.pids() if baseline else []), rp.proc.pid]
+            pids = [*server.pids(), *(baseline.pids() if baseline else []), rp.proc.pid,
+                    *([rp2.proc.pid] if rp2 is not None and rp2.proc is not None else [])]
             clients.run(opts.warmup, opts.slot, pairs, lambda: cpu_seconds(pids))
             rate, lats = clients.results("actions")
             bare_rate, bare_lats = clients.results("bare")
@@ -434,8 +484,10 @@ def main() -> int:
                 print(f"bare server cpu ms: {b_cpu:.2f} ms")
                 print(f"# server CPU per request (gunicorn workers + Redis), whatever else "
                       f"this machine runs: bare/actions = {b_cpu / a_cpu:.2f}")
-            if baseline is not None:
+            if opts.compare_token_check:
                 _token_check_lines(clients)
+            if opts.against:
+                _against_lines(clients, opts.against)
             print(f"# {clients.matches_played} matches played to the end"
                   + (f", {clients.extra_matches} of them created inside the measured time"
                      if clients.extra_matches else ""))
@@ -443,10 +495,11 @@ def main() -> int:
             print(f"# bar (issue 17: actions/s at least 0.75 x bare, or server CPU per action at "
                   f"most 1.33 x bare): {'met' if ratio >= 0.75 or cpu_ok else 'NOT met'}",
                   flush=True)
-            log = server.log_tail(200)
-            if "Traceback" in log:
-                print(f"# the server logged an error:\n{log}", file=sys.stderr)
-                return 1
+            for srv in (server, baseline):
+                log = "" if srv is None else srv.log_tail(200)
+                if "Traceback" in log:
+                    print(f"# the server logged an error:\n{log}", file=sys.stderr)
+                    return 1
         finally:
             server.stop()
             if baseline is not None:
@@ -473,6 +526,27 @@ def _token_check_lines(clients: Clients) -> None:
         print(f"token check server cpu: {100 * (a_cpu / b_cpu - 1):.1f} % per action")
     print(f"# bar (issue 23: the token check costs at most 3 % of actions/s): "
           f"{'met' if cost <= 3.0 else 'NOT met'}", flush=True)
+
+
+def _against_lines(clients: Clients, tree: str) -> None:
+    """This checkout's actions against the other checkout's, slot by slot."""
+    rate, _ = clients.results("actions")
+    base, base_lats = clients.results("against")
+    print(f"# against: {tree}")
+    print(f"actions/s against: {base:.0f} actions/s")
+    print(f"action p50 ms against: {pct(base_lats, 50):.1f} ms")
+    print(f"action p99 ms against: {pct(base_lats, 99):.1f} ms")
+    bare_rate, _ = clients.results("bare")
+    print(f"actions/bare ratio against: {base / bare_rate:.2f} x")
+    ours, theirs = clients.slot_rates("actions"), clients.slot_rates("against")
+    for k, (a, b) in enumerate(zip(ours, theirs, strict=True), 1):
+        print(f"# pair {k}: {a:.0f} actions/s this checkout, {b:.0f} against "
+              f"({100 * (a / b - 1):+.1f} %)")
+    print(f"actions/s this/against: {rate / base:.2f} x")
+    if sys.platform.startswith("linux"):
+        a_cpu, b_cpu = clients.server_cpu_ms("actions"), clients.server_cpu_ms("against")
+        print(f"action server cpu ms against: {b_cpu:.2f} ms")
+        print(f"action server cpu this/against: {a_cpu / b_cpu:.2f} x", flush=True)
 
 
 if __name__ == "__main__":
