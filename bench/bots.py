@@ -22,13 +22,18 @@ Prints one figure a line, ``name: number unit`` with the 95% (Wilson) interval a
     search time per move p99: N ms                  (its budget: --budget-ms, default 100)
     arena classic-2p games/s: N games/s             random vs random, deciding from typed views,
                                                     per second of CPU time of one process
+    classic-2p posterior keeps-high: N nats          how well the search bot's model of a careful
+    classic-2p posterior counting-table: N nats      opponent predicts a counting bot's hidden
+    2019-4p posterior ...                           card: the mean log-probability of the true
+                                                    card, over every hidden hand at seat 0's
+                                                    turns of counting-bot games (--posterior-games)
 
 A game is a whole match, to the ruleset's tokens to win; a round (or game) with several winners
 counts as a win for each. Seats rotate between games; results are reproducible for a seed.
 The search bot spends about 2 s of CPU per game at the default budget, so its figures use
 ``--search-games`` (default 100 per figure; each line says how many games it played).
 Run: ``make bench`` or ``.venv/bin/python bench/bots.py [--games 2000] [--search-games 100]
-[--budget-ms 100] [--seed 1] [--only search-2p,search-4p,...]``.
+[--budget-ms 100] [--seed 1] [--posterior-games 100] [--only search-2p,search-4p,...]``.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import os
 import sys
 import time
 
-from llsdk import arena
+from llsdk import View, arena
 from llsdk.cli import load_bot
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,6 +101,43 @@ def search_strength(label: str, against: str, ruleset: str, players: int, games:
           f"of {decided} searched moves", flush=True)
 
 
+def posterior(label: str, ruleset: str, players: int, games: int, seed: str) -> None:
+    """The search bot's opponent models against counting bots: the mean of log P(true card)
+    and how often the likeliest card is the true one, for "keeps its higher card 4 times in 5"
+    (the model before the counting bot's play table) and the table the bot uses now."""
+    from llsdk import sim
+    from llsdk.cards import CARDS
+
+    bot = load_bot(SEARCH)
+    models: dict[str, sim.OpponentModel] = {"keeps-high": sim.OpponentModel(keep_high=0.6)}
+    logp = {"keeps-high": 0.0, "counting-table": 0.0}
+    top = dict.fromkeys(logp, 0)
+    seen = 0
+
+    def observe(state: object, seat: int, view: View) -> None:
+        nonlocal seen
+        if seat != 0 or view.phase != "play":
+            return
+        models["counting-table"] = bot.models(view)["heuristic"]  # type: ignore[attr-defined]
+        for p in view.players:
+            if p.seat == seat or p.eliminated or not p.hand_count:
+                continue
+            true = CARDS[state.hands[p.seat][0]]  # type: ignore[attr-defined]
+            seen += 1
+            for name, model in models.items():
+                probs = sim.Sampler(view, model).hand_probabilities(p.seat)
+                logp[name] += math.log(max(probs.get(true, 0.0), 1e-6))
+                top[name] += max(probs, key=lambda c: probs[c]) == true
+
+    for g in range(games):
+        arena.play_match([load_bot(COUNTING) for _ in range(players)], ruleset,
+                         seed=f"{seed}:{g}", observer=observe)
+    for name in logp:
+        print(f"{label} posterior {name}: {logp[name] / max(1, seen):.3f} nats "
+              f"(likeliest card right {100 * top[name] / max(1, seen):.1f} % of {seen} hands)",
+              flush=True)
+
+
 def percentile(xs: list[float], q: float) -> float:
     """The ``q`` quantile (nearest rank) of ``xs``."""
     xs = sorted(xs)
@@ -114,7 +156,7 @@ def speed(games: int, seed: str) -> None:
 
 
 GROUPS = ("counting", "search-2p", "search-4p", "search-random", "search-random-2p",
-          "search-random-4p", "speed")
+          "search-random-4p", "speed", "posterior")
 
 
 def main() -> None:
@@ -124,6 +166,8 @@ def main() -> None:
                     help="games per search bot figure (default 100)")
     ap.add_argument("--budget-ms", type=float, default=100.0,
                     help="the search bot's CPU budget per move (default 100)")
+    ap.add_argument("--posterior-games", type=int, default=100,
+                    help="games per posterior figure (2 players; a third of them with 4)")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--only", type=lambda t: set(t.split(",")), default=set(GROUPS),
                     help=f"comma-separated figure groups (default all): {','.join(GROUPS)}")
@@ -152,6 +196,9 @@ def main() -> None:
         print(f"search time per move p99: {1000 * percentile(times, 0.99):.1f} ms", flush=True)
     if "speed" in only:
         speed(opts.games, opts.seed)
+    if "posterior" in only:
+        posterior("classic-2p", "classic", 2, opts.posterior_games, opts.seed)
+        posterior("2019-4p", "2019", 4, max(1, opts.posterior_games * 2 // 5), opts.seed)
 
 
 if __name__ == "__main__":
