@@ -58,8 +58,9 @@ Respond = Callable[[MatchDoc, int, float], dict[str, Any]]
 TIMEOUT_POLICIES = ("auto", "forfeit")
 # A turn that times out is followed by at most this many chained timeouts in one pass.
 MAX_TIMEOUTS_PER_PASS = 500
-# expire() reads again this many times at most when the match moves under it.
-EXPIRE_TRIES = 10
+# join(), resign() and expire() read again this many times at most when the match moves under
+# them: none of them depends on a view the caller read, so a lost race is not the caller's to retry.
+RETRIES = 10
 
 
 def body_hash(body: Any) -> str:
@@ -399,6 +400,21 @@ def _transact(r: redis.Redis, mid: str, change: Callable[[Commit, MatchDoc, Any]
     return result
 
 
+def _transact_retrying(r: redis.Redis, mid: str,
+                       change: Callable[[Commit, MatchDoc, Any], T]) -> T:
+    """:func:`_transact` for a change that doesn't depend on what its caller read (a join, a
+    resignation, due timeouts): when the match moved meanwhile (a move, a deadline, another
+    join), it reads the match again and applies the change to what is there now, instead of
+    answering ``version_conflict`` to a request the caller could not have made any better."""
+    for _ in range(RETRIES - 1):
+        try:
+            return _transact(r, mid, change)
+        except StoreError as e:
+            if e.code != "version_conflict":
+                raise
+    return _transact(r, mid, change)
+
+
 def _options(options: dict[str, Any], rated: bool) -> dict[str, Any]:
     """The options with their defaults, after the checks the engine doesn't make."""
     opts = dict(options)
@@ -518,7 +534,7 @@ def join(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> Mat
         c.zadd(keys.player_matches(pid), {mid: doc.created_at})
         return doc
 
-    return _transact(r, mid, change)
+    return _transact_retrying(r, mid, change)
 
 
 def act(r: redis.Redis, mid: str, pid: str, action: dict[str, Any], *, respond: Respond,
@@ -621,7 +637,7 @@ def resign(r: redis.Redis, mid: str, pid: str, *, now: float | None = None) -> M
         _count(c, timeouts=due)
         return doc
 
-    return _transact(r, mid, change)
+    return _transact_retrying(r, mid, change)
 
 
 def expire(r: redis.Redis, mid: str, *, now: float | None = None,
@@ -647,13 +663,7 @@ def expire(r: redis.Redis, mid: str, *, now: float | None = None,
             _count(c, timeouts=due)
         return doc
 
-    for _ in range(EXPIRE_TRIES - 1):
-        try:
-            return _transact(r, mid, change)
-        except StoreError as e:
-            if e.code != "version_conflict":
-                raise
-    return _transact(r, mid, change)
+    return _transact_retrying(r, mid, change)
 
 
 # --------------------------------------------------------------------------- listing

@@ -97,23 +97,38 @@ def test_racing_joins_fill_each_seat_once(redis_db: redis.Redis, redis_server: A
     pids = [players.register(redis_db, f"j{i}")["id"] for i in range(10)]
     clients = [redis_server.client() for _ in range(10)]
 
-    def join(i: int) -> MatchDoc:
-        # a lost race is retried, as a client would on version_conflict
-        for _ in range(50):
-            try:
-                return matches.join(clients[i], doc.id, pids[i])
-            except StoreError as e:
-                if e.code != "version_conflict":
-                    raise
-        raise AssertionError("never got through")
-
-    results = race(10, join)
+    # a join doesn't depend on what the joiner read: a lost race is read again by the store,
+    # never answered version_conflict
+    results = race(10, lambda i: matches.join(clients[i], doc.id, pids[i]))
     seated = [pids[i] for i, x in enumerate(results) if isinstance(x, MatchDoc)]
     full = [x for x in results if isinstance(x, StoreError)]
     assert len(seated) == 4 and {e.code for e in full} == {"match_full"}, results
     final = matches.load(redis_db, doc.id)
     assert sorted(final.seats) == sorted(seated) and final.status == ACTIVE
     assert final.version == 1 + 4
+
+
+def test_r27_a_resignation_that_loses_a_race_to_a_move_is_applied_not_a_version_conflict(
+        redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    doc, pids = started(redis_db)
+    pid, action = mover(doc, pids)
+    quitter = pids[1 - pids.index(pid)]
+    read = matches._read
+    raced: list[Any] = []
+
+    def read_then_lose_the_race(r: redis.Redis, mid: str, **kw: Any) -> Any:
+        got = read(r, mid, **kw)
+        if not raced:  # the mover's move lands between the resignation's read and its commit
+            raced.append(None)
+            raced.append(matches.act(r, mid, pid, action, respond=respond))
+        return got
+
+    monkeypatch.setattr(matches, "_read", read_then_lose_the_race)
+    final = matches.resign(redis_db, doc.id, quitter)
+    assert raced[1]["version"] == doc.version + 1  # the move did win the race
+    assert final.status == FINISHED and final.state is not None
+    assert final.state.winners == [pids.index(pid)]
+    assert matches.load(redis_db, doc.id).version == final.version
 
 
 def test_racing_reads_past_a_deadline_apply_the_timeout_once(redis_db: redis.Redis,
