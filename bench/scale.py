@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -106,6 +107,25 @@ def net_bytes(nodes: list[redis.Redis]) -> int:
 
 def used_memory(nodes: list[redis.Redis]) -> int:
     return sum(int(n.info("memory")["used_memory"]) for n in nodes)
+
+
+_ID_PARTS = re.compile(r"(?<=[_{:])[0-9a-f]{12,64}|(?<=[:-])[0-9]+(?=$|[:}-])")
+
+
+def key_bytes(nodes: list[redis.Redis]) -> dict[str, tuple[int, int]]:
+    """``MEMORY USAGE`` of every key, summed by its pattern (ids and numbers replaced by ``*``):
+    pattern -> (keys, bytes). What ``stored bytes/match`` is made of (``--keys``)."""
+    out: dict[str, tuple[int, int]] = {}
+    for n in nodes:
+        names = list(n.scan_iter(count=1000))
+        pipe = n.pipeline(transaction=False)
+        for k in names:
+            pipe.memory_usage(k, samples=0)
+        for k, size in zip(names, pipe.execute(), strict=True):
+            pat = _ID_PARTS.sub("*", k.decode(errors="replace"))
+            count, total = out.get(pat, (0, 0))
+            out[pat] = (count + 1, total + int(size or 0))
+    return out
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -238,6 +258,12 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
         # actions applied in the window (answered 200 inside it), as the clients counted them
         applied = sum(1 for per in load.lats for (start, d) in per if t0 <= start + d <= t1)
         mem = used_memory(data) - mem0
+        if opts.keys:
+            made = max(1, load.matches)
+            by_key = sorted(key_bytes(data).items(), key=lambda kv: -kv[1][1])
+            for pat, (count, total) in by_key[:25]:
+                print(f"# {kind} {pat}: {total / made:.0f} bytes/match ({count} keys)",
+                      flush=True)
         return {
             "actions/s": applied / (t1 - t0),
             "action p50 ms": pct(lats, 50),
@@ -266,6 +292,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds (2)")
     ap.add_argument("--stores", default="single,cluster-1,cluster-3",
                     help="which stores, in order (single,cluster-1,cluster-3)")
+    ap.add_argument("--keys", action="store_true",
+                    help="also print the stored bytes per match of each key pattern")
     opts = ap.parse_args()
     print(f"# {opts.apis} API processes, {opts.workers} deadline workers, {opts.clients} client "
           f"threads, {opts.seconds:g} s measured per store after {opts.warmup:g} s; "

@@ -68,6 +68,12 @@ class Config:
     # GET /readyz: the freshest deadline-worker and rq cron heartbeats may be this old
     # (store/heartbeats.py; only checked when expect_workers)
     ready_max_age_s: int = 15
+    # Bounded data (store/archive.py): finished matches older than match_retention_days move
+    # out of Redis into one compressed file each under archive_dir ("" = never archived), at
+    # most archive_batch per pass of the archive job (rq cron, every ARCHIVE_INTERVAL_S)
+    archive_dir: str = ""
+    match_retention_days: float = 7.0
+    archive_batch: int = 500
 
     @classmethod
     def from_env(cls) -> Config:
@@ -94,6 +100,10 @@ class Config:
             admin_tokens=admin_tokens(os.environ.get("ADMIN_TOKEN") or ""),
             https=os.environ.get("HTTPS", "0") == "1",
             ready_max_age_s=_env_int("READY_MAX_AGE_S", cls.ready_max_age_s),
+            archive_dir=os.environ.get("ARCHIVE_DIR") or "",
+            match_retention_days=float(os.environ.get("MATCH_RETENTION_DAYS")
+                                       or cls.match_retention_days),
+            archive_batch=_env_int("ARCHIVE_BATCH", cls.archive_batch),
         )
 
     def __post_init__(self) -> None:

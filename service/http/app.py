@@ -16,7 +16,7 @@ from ..config import Config, ladders_from_env
 from ..realtime.notify import Notifier
 from ..routes import BLUEPRINTS, admin, health
 from ..routes.common import ErrorSchema
-from ..store import cluster, sentinel, sockets
+from ..store import archive, cluster, sentinel, sockets
 from . import errors, limits, metrics, params, requestlog, security, web
 
 API_TITLE = "Love Letter Arena"
@@ -51,6 +51,7 @@ def create_app(config: Config | None = None, **overrides: Any) -> Flask:
         app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=cfg.trusted_proxies, x_proto=cfg.trusted_proxies)
     app.extensions["redis"] = client = redis_client(cfg.redis_url, queue_url=cfg.queue_url())
+    archive.attach(client, cfg.archive_dir)  # finished matches moved out of Redis are read there
     app.extensions["notifier"] = Notifier(client, metrics.LONGPOLL_WAITING)
     app.extensions["ladders"] = ladders_from_env()
     requestlog.init_app(app)  # first: its hooks run before the rate limiter's

@@ -65,6 +65,8 @@ STATUS: dict[str, int] = {
     "rate_limited": 429,
     "internal_error": 500,
     "service_unavailable": 503,
+    # a finished match moved to the archive whose file is missing or unreadable
+    "archive_unavailable": 503,
 }
 
 #: what a client is told to wait before trying again while Redis is unreachable (seconds)

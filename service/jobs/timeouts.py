@@ -18,7 +18,7 @@ import redis
 from rq import get_current_job
 
 from ..config import Config
-from ..store import cluster, deadlines, matches
+from ..store import archive, cluster, deadlines, matches
 from ..store.docs import ACTIVE
 from ..store.errors import StoreError
 
@@ -44,6 +44,7 @@ def data_redis(job_connection: redis.Redis | None = None) -> redis.Redis:
     if client is None:
         queue = key[1] if cluster.is_cluster_url(cfg.redis_url) else None
         client = _clients[key] = cluster.connect(cfg.redis_url, queue=queue)
+        archive.attach(client, cfg.archive_dir)
     return client
 
 

@@ -75,6 +75,9 @@ def matches_by_status(status: str) -> str:
 
 ALL_MATCHES = f"{PREFIX}:idx:matches"
 DEADLINES = f"{PREFIX}:idx:deadlines"  # zset: match id -> pending turn deadline (epoch s)
+#: zset: finished matches still in Redis, match id -> when it finished (the archive pass's list,
+#: store/archive.py; written by the commit that finishes the match)
+TO_ARCHIVE = f"{PREFIX}:idx:to_archive"
 PRESENCE = f"{PREFIX}:idx:presence"  # zset: player id -> last poll (epoch s)
 STATS = f"{PREFIX}:stats"  # hash: actions, timeouts -> how many were applied (GET /metrics)
 

@@ -34,7 +34,7 @@ from redis.commands.core import Script
 
 from .. import engine
 from ..engine import EngineError, Event
-from . import attendance, clock, cluster, inbox, keys, players, queues, replies
+from . import archive, attendance, clock, cluster, inbox, keys, players, queues, replies
 from .commit import Commit
 from .docs import (
     ACTIVE,
@@ -193,7 +193,10 @@ def _read(r: redis.Redis, mid: str, *, events_from: int = -1,
     last = event_json(have[-1]) if have else b""
     out = _run(r, _READ, names, [events_from, have_from, have_from + len(have), last])
     if out is None:
-        raise StoreError("not_found", f"no match {mid!r}")
+        got = archive.find(r, mid)
+        if got is None:
+            raise StoreError("not_found", f"no match {mid!r}")
+        return got.match_doc(events_from), None
     first, start = int(out[1]), int(out[2])
     events = [event_from_json(e) for e in out[3]]
     if start > first:
@@ -211,7 +214,10 @@ def load(r: redis.Redis, mid: str, *, events_from: int = 0) -> MatchDoc:
 def peek_version(r: redis.Redis, mid: str) -> int:
     """The stored version, -1 when the match doesn't exist."""
     raw = r.hget(keys.match(mid), "v")
-    return -1 if raw is None else int(raw)
+    if raw is None:
+        got = archive.find(r, mid)
+        return -1 if got is None else got.version
+    return int(raw)
 
 
 def get(r: redis.Redis, mid: str, *, now: float | None = None,
@@ -322,6 +328,8 @@ def _effects(w: Commit | Pipeline, doc: MatchDoc, old_status: str | None) -> Non
         if old_status is not None:
             w.zrem(keys.matches_by_status(old_status), mid)
         w.zadd(keys.matches_by_status(doc.status), {mid: doc.created_at})
+    if doc.status == FINISHED and old_status != FINISHED:
+        w.zadd(keys.TO_ARCHIVE, {mid: doc.finished_at or doc.created_at})
     if doc.status == ACTIVE and doc.deadline is not None:
         w.zadd(keys.DEADLINES, {mid: doc.deadline})
     else:
@@ -711,10 +719,23 @@ def load_many(r: redis.Redis, ids: list[str], *,
         for m in ids:
             try:
                 docs.append(_read(r, m)[0])
-            except StoreError:
+            except StoreError as e:
+                if e.code == archive.UNAVAILABLE:
+                    log.error("%s", e.message)
                 continue  # gone meanwhile
     else:
-        docs = [MatchDoc.from_stored(raw) for raw in _docs(r, ids) if raw is not None]
+        docs = []
+        for m, raw in zip(ids, _docs(r, ids), strict=True):
+            if raw is not None:
+                docs.append(MatchDoc.from_stored(raw))
+                continue
+            try:
+                got = archive.find(r, m)
+            except StoreError as e:  # one unreadable file leaves one match out of a list
+                log.error("%s", e.message)
+                continue
+            if got is not None:
+                docs.append(got.doc_only())
     now = time.time()
     clk = clock.current(r)
     return [expire(r, d.id, now=now) if _due(d, clk, now)

@@ -28,6 +28,11 @@ Steps:
    rewritten in one transaction, under WATCH (a match already in the new form is left alone).
    This one runs on a Redis Cluster too (SCAN on every master; a match's keys share a slot).
 
+3. ``archive-index``: the archive pass (``store/archive.py``) takes finished matches from an
+   index that the commit finishing a match writes (``keys.TO_ARCHIVE``, scored by when it
+   finished); this adds every finished match of the stored data to it. Run again, it adds
+   nothing new (an entry already there keeps its score).
+
 A Redis with no version recorded is either empty (a new deployment: it is stamped with the
 current version, nothing to migrate) or from before versions were recorded: version 1 when the
 earlier start-up migration left its mark (``ll:svc:migrations`` holds ``ladder-tags``), else 0.
@@ -42,7 +47,7 @@ from typing import Any
 import redis
 
 from . import cluster, keys, replies
-from .docs import MatchDoc, event_json
+from .docs import FINISHED, MatchDoc, event_json
 
 #: the schema version this Redis is at (an integer, as a string)
 VERSION_KEY = f"{keys.PREFIX}:svc:schema"
@@ -114,6 +119,29 @@ def match_events(r: redis.Redis) -> int:
     return rewritten
 
 
+ARCHIVE_INDEX = "archive-index"
+
+
+def archive_index(r: redis.Redis, *, batch: int = 500) -> int:
+    """Step ``archive-index``: every finished match (``ll:idx:status:finished``) still in Redis
+    goes into the archive pass's index, scored by when it finished. Returns how many."""
+    ids = replies.texts(r.zrange(keys.matches_by_status(FINISHED), 0, -1))
+    added = 0
+    for start in range(0, len(ids), batch):
+        chunk = ids[start:start + batch]
+        pipe = r.pipeline(transaction=False)
+        for mid in chunk:
+            pipe.hget(keys.match(mid), "doc")
+        due: dict[str, float] = {}
+        for mid, raw in zip(chunk, pipe.execute(), strict=True):
+            if raw is not None:
+                doc = MatchDoc.from_stored(raw)
+                due[mid] = doc.finished_at or doc.created_at
+        if due:
+            added += int(r.zadd(keys.TO_ARCHIVE, due, nx=True) or 0)
+    return added
+
+
 def _ladder_tags(r: redis.Redis) -> int:
     if cluster.is_cluster(r):
         return 0
@@ -145,6 +173,7 @@ def _ladder_tags(r: redis.Redis) -> int:
 STEPS: tuple[Step, ...] = (
     Step(1, LADDER_TAGS, _ladder_tags),
     Step(2, MATCH_EVENTS, match_events),
+    Step(3, ARCHIVE_INDEX, archive_index),
 )
 #: the schema version this code reads and writes
 CURRENT = STEPS[-1].version
