@@ -4,7 +4,9 @@
 Each entry: when, which admin (the label of its ``ADMIN_TOKEN``, or ``cli:<user>`` from the
 command line), the action, its target, the reason given, and the state before and after. Kept
 for :data:`KEEP_DAYS` days: every append trims what is older (approximately, so the trim costs
-next to nothing; an entry is never dropped before that age)."""
+next to nothing; an entry is never dropped before that age), and sets the stream to expire
+:data:`KEEP_DAYS` days after the newest entry, when every entry is that old (a stream nobody
+appends to any more would otherwise keep its last entries for good)."""
 
 from __future__ import annotations
 
@@ -29,8 +31,11 @@ def record(r: redis.Redis, *, admin: str, action: str, target: str, reason: str 
     fields = {"at": repr(now), "admin": admin, "action": action, "target": target,
               "reason": reason or "", "before": json.dumps(before), "after": json.dumps(after)}
     oldest = int((now - KEEP_DAYS * 86400) * 1000)
-    return replies.text(r.xadd(keys.AUDIT, fields,  # type: ignore[arg-type]
-                               minid=f"{max(0, oldest)}-0", approximate=True))
+    pipe = r.pipeline(transaction=False)
+    pipe.xadd(keys.AUDIT, fields,  # type: ignore[arg-type]
+              minid=f"{max(0, oldest)}-0", approximate=True)
+    pipe.expire(keys.AUDIT, KEEP_DAYS * 86400)
+    return replies.text(pipe.execute()[0])
 
 
 def read(r: redis.Redis, *, after: str | None = None,
