@@ -25,9 +25,11 @@ Prints one figure a line, ``name: number unit``, for each store S:
 - ``S server cpu ms/action``: CPU time of the gunicorn workers and every Redis per action
   (the figure to compare across stores on a loaded machine), split into ``S api cpu
   ms/action`` and ``S redis cpu ms/action`` (every data master and RQ's Redis);
-- ``S stored bytes/match``: the data Redis's used memory (less an empty store's) per match
-  created (documents, indexes, inbox notices, idempotency records: none here), and ``S matches
-  played`` (finished in the measured seconds).
+- ``S stored bytes/match``: the data Redis's used memory (less an empty store's, and less the
+  clients' buffers and Lua scripts, which grow with connections, not data) per match created
+  (documents, event logs, indexes, inbox notices, RQ's jobs on ``single``; idempotency
+  records: none here), and ``S matches played`` (finished in the measured seconds). With
+  ``--keys``, ``# S <key pattern>: N bytes/match`` lines split it by key (``MEMORY USAGE``).
 
 Background load (the workers' clock ticks, 5 a second each) is counted too: it is small next
 to the actions (a few hundred commands a second against thousands).
@@ -107,6 +109,18 @@ def net_bytes(nodes: list[redis.Redis]) -> int:
 
 def used_memory(nodes: list[redis.Redis]) -> int:
     return sum(int(n.info("memory")["used_memory"]) for n in nodes)
+
+
+def stored_memory(nodes: list[redis.Redis]) -> int:
+    """``used_memory`` less what grows with connections, not with data: the clients' buffers
+    (``mem_clients_normal``: 16 client threads keep the API's pools busy) and the cached Lua
+    scripts (``used_memory_scripts``, a fixed few KB once loaded)."""
+    total = 0
+    for n in nodes:
+        m = n.info("memory")
+        total += (int(m["used_memory"]) - int(m.get("mem_clients_normal", 0))
+                  - int(m.get("used_memory_scripts", 0)))
+    return total
 
 
 _ID_PARTS = re.compile(r"(?<=[_{:])[0-9a-f]{12,64}|(?<=[:-])[0-9]+(?=$|[:}-])")
@@ -223,7 +237,8 @@ def stack(kind: str, apis: int, workers: int) -> Iterator[tuple[Any, ApiServer]]
 def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
     with stack(kind, opts.apis, opts.workers) as (store, api):
         data, queue = node_clients(store)
-        mem0 = used_memory(data)  # an empty store's own memory, left out of bytes/match
+        mem0 = stored_memory(data)  # an empty store's own memory, left out of bytes/match
+        used0 = used_memory(data)
         load = Load(api.port, opts.clients, f"{kind[0]}{kind[-1]}{os.getpid() % 1000}")
         threads = [threading.Thread(target=load.run_thread, args=(i,), daemon=True)
                    for i in range(opts.clients)]
@@ -257,7 +272,10 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
         lats = [d for per in load.lats for (start, d) in per if t0 <= start and start + d <= t1]
         # actions applied in the window (answered 200 inside it), as the clients counted them
         applied = sum(1 for per in load.lats for (start, d) in per if t0 <= start + d <= t1)
-        mem = used_memory(data) - mem0
+        mem = stored_memory(data) - mem0
+        grown = (used_memory(data) - used0) / max(1, load.matches)
+        print(f"# {kind} used_memory growth: {grown:.0f} bytes/match created, connections' "
+              "buffers and scripts included", flush=True)
         if opts.keys:
             made = max(1, load.matches)
             by_key = sorted(key_bytes(data).items(), key=lambda kv: -kv[1][1])
