@@ -22,6 +22,7 @@ from .errors import (  # noqa: E402
     AlreadyForfeited,
     AlreadyJoined,
     APIError,
+    ArchiveUnavailable,
     Blocked,
     ChallengeClosed,
     ChallengeExpired,
@@ -98,6 +99,6 @@ __all__ = [
     "MalformedAction", "MalformedJSON", "Match", "MatchFull", "MatchNotActive", "MatchPage",
     "MethodNotAllowed", "NameReserved", "NameTaken", "NotFound", "NotYourTurn", "Notice", "Notices",
     "PayloadTooLarge", "Player", "PreconditionFailed", "RateLimited", "Result", "RoundResult",
-    "RunStats", "Seat", "SeatInfo", "ServerError", "ServiceUnavailable", "TransportError", "Turn",
+    "RunStats", "Seat", "SeatInfo", "ServerError", "ServiceUnavailable", "ArchiveUnavailable", "TransportError", "Turn",
     "Unauthorized", "UnsupportedMediaType", "VersionConflict", "View", "__version__",
 ]

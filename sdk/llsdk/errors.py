@@ -45,7 +45,8 @@ the class (the HTTP status only when the code is unknown to this SDK version)::
         ├── RateLimited                 rate_limited (429), with ``retry_after`` seconds
         └── ServerError                 (5xx)
             ├── InternalError           internal_error (500)
-            └── ServiceUnavailable      service_unavailable (503), with ``retry_after``
+            ├── ServiceUnavailable      service_unavailable (503), with ``retry_after``
+            └── ArchiveUnavailable      archive_unavailable (503)
 
 >>> e = error_for(409, {"status": 409, "code": "not_your_turn", "message": "wait"})
 >>> type(e).__name__, isinstance(e, Conflict), e.status, e.code
@@ -272,6 +273,12 @@ class ServiceUnavailable(ServerError):
         self.retry_after = parse_retry_after(self.headers.get("Retry-After"))
 
 
+class ArchiveUnavailable(ServerError):
+    """``archive_unavailable``: a finished match moved to the server's archive whose file the
+    server can't read (missing or corrupt): an operator's problem, not one a retry solves soon.
+    Lists of matches leave such a match out instead."""
+
+
 #: every error code of the API v1 -> its exception class
 CODE_CLASSES: dict[str, type[APIError]] = {
     "malformed_json": MalformedJSON,
@@ -298,6 +305,7 @@ CODE_CLASSES: dict[str, type[APIError]] = {
     "internal_error": InternalError,
     "service_unavailable": ServiceUnavailable,
     "unavailable": ServiceUnavailable,  # the code of GET /readyz on earlier servers
+    "archive_unavailable": ArchiveUnavailable,
     "player_not_found": PlayerNotFound,
     "challenge_self": ChallengeSelf,
     "duplicate_opponent": DuplicateOpponent,
@@ -368,7 +376,7 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 __all__ = [
-    "CODE_CLASSES", "STATUS_CLASSES", "APIError", "AlreadyChallenged", "AlreadyForfeited",
+    "CODE_CLASSES", "STATUS_CLASSES", "APIError", "ArchiveUnavailable", "AlreadyChallenged", "AlreadyForfeited",
     "AlreadyJoined", "Blocked", "ChallengeClosed", "ChallengesOff", "CursorExpired", "ChallengeExpired", "ChallengeNotFound",
     "ChallengeSelf", "DuplicateOpponent", "LadderBotsOnly", "NotChallenged", "NotChallenger",
     "PlayerBanned", "PlayerNotFound", "TooManyChallenges",

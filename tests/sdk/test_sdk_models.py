@@ -104,6 +104,7 @@ def test_every_api_error_code_maps_to_its_exception() -> None:
         "idempotency_key_reused": errors.IdempotencyKeyReused,
         "rate_limited": errors.RateLimited, "internal_error": errors.InternalError,
         "service_unavailable": errors.ServiceUnavailable,
+        "archive_unavailable": errors.ArchiveUnavailable,
         "player_not_found": errors.PlayerNotFound, "challenge_self": errors.ChallengeSelf,
         "duplicate_opponent": errors.DuplicateOpponent,
         "not_challenged": errors.NotChallenged, "not_challenger": errors.NotChallenger,
