@@ -17,6 +17,7 @@ from flask import Flask, Response, current_app, json, render_template, request
 from redis.exceptions import (
     ClusterDownError,
     CrossSlotTransactionError,
+    OutOfMemoryError,
     RedisClusterException,
     TryAgainError,
 )
@@ -251,6 +252,16 @@ def register(app: Flask) -> None:
                               "the service is briefly unavailable (its database is restarting);"
                               " nothing was changed: try again shortly",
                               headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)})
+
+    @app.errorhandler(OutOfMemoryError)
+    def _redis_full(e: Exception) -> Response:
+        # Redis at its maxmemory with noeviction (docs/operations.md#bounded-data): it refuses
+        # a write (a commit script included) before running any of it, so nothing changed
+        app.logger.error("redis is full (maxmemory): %s", e)
+        return error_response(503, "service_unavailable",
+                              "the service can't store anything more right now (its database "
+                              "is full); nothing was changed: try again later",
+                              headers={"Retry-After": "60"})
 
     @app.errorhandler(RecursionError)
     def _recursion(e: RecursionError) -> Response:

@@ -77,7 +77,8 @@ class PresenceBatch:
             listening, self._listening = self._listening, {}
         try:
             presence.touch_many(self.r, seen, listening)
-        except (redis.ConnectionError, redis.TimeoutError, OSError):
+        except (redis.ConnectionError, redis.TimeoutError, OSError,
+                redis.exceptions.OutOfMemoryError):  # (a full Redis: presence can wait)
             pass
 
     def _run(self) -> None:
