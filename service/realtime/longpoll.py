@@ -77,8 +77,7 @@ class PresenceBatch:
             listening, self._listening = self._listening, {}
         try:
             presence.touch_many(self.r, seen, listening)
-        except (redis.ConnectionError, redis.TimeoutError, OSError,
-                redis.exceptions.OutOfMemoryError):  # (a full Redis: presence can wait)
+        except (redis.RedisError, OSError):  # down, stalled or full: presence can wait
             pass
 
     def _run(self) -> None:

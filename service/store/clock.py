@@ -225,7 +225,8 @@ def stats(r: redis.Redis) -> dict[str, Any]:
 
 class ApiHeartbeat:
     """A daemon thread (a greenlet under gevent) that writes the API's heartbeat every
-    ``API_BEAT_S``; a failed write (Redis down) is simply tried again at the next beat."""
+    ``API_BEAT_S``; a failed write (Redis down, or full: maxmemory) is simply tried again at the
+    next beat: the thread never ends on an error."""
 
     def __init__(self, r: redis.Redis, every: float = API_BEAT_S) -> None:
         self.r = r
@@ -244,6 +245,6 @@ class ApiHeartbeat:
         while not self._stop.is_set():
             try:
                 api_beat(self.r)
-            except (redis.ConnectionError, redis.TimeoutError, OSError):
+            except (redis.RedisError, OSError):  # down, stalled or full: the next beat
                 pass
             self._stop.wait(self.every)

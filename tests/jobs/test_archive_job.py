@@ -124,11 +124,7 @@ def test_a_deadline_job_result_and_a_rating_job_expire(
         assert job.failure_ttl == dispatcher.FAILURE_TTL_S
         assert 0 < r.ttl(job.key) <= dispatcher.RESULT_TTL_S
 
-    # a rating job is queued with its TTLs (in the commit that finishes a ladder match)
-    rated = MatchDoc(id="m_00000000abcd", created_at=time.time(), created_by="ladder:x",
-                     options={"seats": 2}, ladder="x", status=FINISHED)
-    pipe = r.pipeline()
-    queues.queue_rating(pipe, rated, ACTIVE)
-    pipe.execute()
-    job = Job.fetch(f"rate-{rated.id}", connection=r)
+    # a rating job is queued with its TTLs (after the commit that finishes a ladder match)
+    queues.queue_committed(r, [queues.rating("m_00000000abcd")])
+    job = Job.fetch("rate-m_00000000abcd", connection=r)
     assert job.result_ttl == 60 and job.failure_ttl == 24 * 3600
