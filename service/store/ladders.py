@@ -111,9 +111,10 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
     unbenched bots under their concurrency cap allow. Returns the new match ids.
 
     ``deal`` is for tests only: the ``seed``, ``deck`` and/or ``first_seat`` of every match
-    formed, so that a test knows what a first move or a timeout does (the abort rule holds only
-    in round 1). The scheduler (jobs/ladder.py) never passes one and no route or setting reaches
-    it; the matches record it as chosen, as an unrated match with those options does."""
+    formed, or ``first_player`` (a player id: its seat moves first), so that a test knows what a
+    first move or a timeout does (the abort rule holds only in round 1). The scheduler
+    (jobs/ladder.py) never passes one and no route or setting reaches it; the matches record it
+    as chosen, as an unrated match with those options does."""
     lock, token = _k(lad.name, "lock"), secrets.token_hex(8)
     if not r.set(lock, token, nx=True, ex=LOCK_TTL_S):
         return []  # another pass is running
@@ -208,9 +209,14 @@ def _create(r: redis.Redis, lad: LadderConfig, tables: list[list[str]],
     for start in range(0, len(tables), CREATE_BATCH):
         pipe = r.pipeline()  # MULTI/EXEC: the batch is written whole or not at all
         for table in tables[start:start + CREATE_BATCH]:
+            fixed = None
+            if deal:
+                fixed = {k: v for k, v in deal.items() if k != "first_player"}
+                if deal.get("first_player") in table:
+                    fixed["first_seat"] = table.index(deal["first_player"])
             doc = matches.create_seated(pipe, f"ladder:{lad.name}", options, table,
                                         [name[p] for p in table], rated=True, ladder=lad.name,
-                                        deal=deal)
+                                        deal=fixed)
             for p in table:
                 pipe.hincrby(_k(lad.name, "active"), p, 1)
             pipe.hset(_k(lad.name, "inflight"), doc.id, json.dumps(table))

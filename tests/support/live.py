@@ -29,13 +29,13 @@ def running_server(redis_url: str, *, workers: int = 1,
 
 
 def round_one_deck(dealt: list[str], ruleset: str = "classic") -> list[str]:
-    """Round 1's deck for two players (three-up, first_seat=0) in which ``dealt`` are dealt
-    first: seat 0's card, seat 1's card, seat 0's first draw, seat 1's first draw (the set-aside
-    and face-up cards, and the rest of the deck, are the ruleset's other cards)."""
+    """Round 1's deck for two players (three-up) in which ``dealt`` are dealt first: the first
+    seat's card, the other seat's card, the first seat's first draw, the other's first draw (the
+    set-aside and face-up cards, and the rest of the deck, are the ruleset's other cards)."""
     rest = [NAMES[c] for c in RULESETS[ruleset].deck()]
     for c in dealt:
         rest.remove(c)
-    # 0: set aside, 1-3: face up, 4: seat 0, 5: seat 1, 6: seat 0 draws, 7: seat 1 draws
+    # 0: set aside, 1-3: face up, 4: first seat, 5: other seat, 6: first draws, 7: other draws
     return rest[:4] + dealt + rest[4:]
 
 
@@ -50,6 +50,13 @@ def safe_deck(ruleset: str = "classic") -> list[str]:
 #: whoever moves first, round 1 goes on to the other seat's first turn (where an absent bot's
 #: timeout is an abort)
 SAFE_DEAL: dict[str, Any] = {"deck": safe_deck("classic"), "first_seat": 0, "seed": "safe-deal"}
+
+
+def absent_first(pid: str) -> dict[str, Any]:
+    """:data:`SAFE_DEAL` with ``pid`` moving first: an absent bot's first timeout comes before
+    anyone else must move (so a partner slowed down by a loaded machine can't time out first)."""
+    deal = {k: v for k, v in SAFE_DEAL.items() if k != "first_seat"}
+    return {**deal, "first_player": pid}
 
 
 #: options for a two-player match dealt by :func:`safe_deck`, with no turn timeouts

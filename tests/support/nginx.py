@@ -99,8 +99,8 @@ class Nginx:
                 [self.exe, "-e", self.log_path, "-p", self.dir, "-c", self.conf,
                  "-g", "daemon off;"], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True)
-        _wait_port(self.https_port, self.proc, self.log_path, 20)
-        _wait_port(self.http_port, self.proc, self.log_path, 20)
+        _wait_port(self.https_port, self.proc, self.log_path, 60)
+        _wait_port(self.http_port, self.proc, self.log_path, 60)
         return self
 
     def stop(self) -> None:

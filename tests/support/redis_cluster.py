@@ -78,7 +78,7 @@ class RedisCluster:
     """A private Redis Cluster of ``masters`` masters and ``replicas`` replicas per master."""
 
     def __init__(self, masters: int = 3, replicas: int = 0, *,
-                 startup_timeout: float = 30.0) -> None:
+                 startup_timeout: float = 120.0) -> None:
         tools = find_cluster_tools()
         if isinstance(tools, str):
             raise RuntimeError(tools)

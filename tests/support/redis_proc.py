@@ -64,7 +64,7 @@ def terminate(procs: list[subprocess.Popen[bytes]]) -> None:
 class RedisProcess:
     """A private redis-server process on a unix socket in its own temp directory."""
 
-    def __init__(self, executable: str | None = None, startup_timeout: float = 10.0, *,
+    def __init__(self, executable: str | None = None, startup_timeout: float = 60.0, *,
                  persistent: bool = False) -> None:
         self.executable = executable or find_redis_server()
         self.startup_timeout = startup_timeout

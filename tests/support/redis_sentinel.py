@@ -83,7 +83,7 @@ class SentinelSet:
     def node(self, port: int) -> redis.Redis:
         return redis.Redis(port=port, socket_timeout=2, socket_connect_timeout=2)
 
-    def _wait_ping(self, port: int, timeout: float = 10.0) -> None:
+    def _wait_ping(self, port: int, timeout: float = 60.0) -> None:
         def ok() -> bool:
             try:
                 return bool(self.node(port).ping())

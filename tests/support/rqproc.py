@@ -141,14 +141,14 @@ class RqWorker(RqProcess):
         return [sys.executable, "-m", "service.jobs.worker", "--url", self.rq_url, *extra,
                 *QUEUES]
 
-    def start(self, *, wait_ready: bool = True, timeout: float = 20.0) -> RqWorker:
+    def start(self, *, wait_ready: bool = True, timeout: float = 120.0) -> RqWorker:
         """Start; with ``wait_ready``, wait until its RQ worker listens and its dispatcher runs."""
         super().start()
         if wait_ready:
             self.wait_ready(timeout)
         return self
 
-    def wait_ready(self, timeout: float = 20.0) -> None:
+    def wait_ready(self, timeout: float = 120.0) -> None:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if not self.running:

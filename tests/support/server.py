@@ -49,7 +49,7 @@ class ApiServer:
     """The service under gunicorn on 127.0.0.1:<port>, backed by the Redis at ``redis_url``."""
 
     def __init__(self, redis_url: str, *, workers: int = 1, port: int | None = None,
-                 env: dict[str, str] | None = None, startup_timeout: float = 30.0,
+                 env: dict[str, str] | None = None, startup_timeout: float = 120.0,
                  stop_timeout: float = 8.0, migrate: bool = True) -> None:
         self.redis_url = redis_url
         self.migrate = migrate  # run the schema migration before every start
@@ -130,7 +130,7 @@ class ApiServer:
             try:
                 # Connection: close, so no idle keep-alive connection of ours holds a graceful
                 # stop for graceful_timeout seconds
-                with probe.get(self.url + "/healthz", timeout=2,
+                with probe.get(self.url + "/healthz", timeout=10,
                                headers={"Connection": "close"}) as r:
                     if r.status_code == 200:
                         return

@@ -23,7 +23,7 @@ import requests
 from rq import Queue
 from rq.job import Job
 
-from service.store import keys, ladders, matches
+from service.store import keys, ladders, matches, presence
 from service.store.docs import MatchDoc
 from service.store.ladder_config import LadderConfig
 from tests.support.housebots import HouseBots
@@ -121,11 +121,17 @@ class WholeStack:
 
         wait_for(f"the first scheduling pass of {ladder}", ran, timeout=timeout)
 
-    def form_match(self, lad: LadderConfig, pids: list[str], deal: dict[str, Any]) -> MatchDoc:
+    def form_match(self, lad: LadderConfig, pids: list[str], deal: dict[str, Any], *,
+                   keep_present: tuple[str, ...] = ()) -> MatchDoc:
         """One scheduling pass of ``lad`` run here (what rq cron's job runs), once every one of
         ``pids`` is entered, present, unbenched and free, on a known ``deal`` (tests only:
-        ``ladders.form_matches``); the one match it forms, of exactly those bots."""
+        ``ladders.form_matches``); the one match it forms, of exactly those bots.
+        ``keep_present``: bots whose presence this refreshes (as their polls would) until the
+        pass, so that a slow machine can't let their presence lapse first: bots that poll
+        until they are seated, then stop."""
         def ready() -> bool:
+            for p in keep_present:
+                presence.touch(self.r, p)
             return all(st["entered"] and st["present"] and not st["benched"]
                        and st["active_matches"] == 0
                        for st in (ladders.entry_status(self.r, lad, p) for p in pids))

@@ -9,8 +9,8 @@ workers, the deadline worker, the cron process forming ladder matches every seco
 - The abort rule: a rated match in which a seat never moved before its first timeout ends
   unrated for everyone, says so on the API (summary, views, lists, rating history), and the
   absent bot is benched until it polls again. The test forms that match itself (the ``abort``
-  ladder's own interval is an hour) on a known deal: whoever moves first, round 1 goes on to
-  the other seat's first turn (from round 2 on a timeout is a timeout, not an abort).
+  ladder's own interval is an hour) on a known deal in which the absent bot moves first (from
+  round 2 on a timeout is a timeout, not an abort).
 
 The rules themselves (what aborts, what still counts) are tested on the store in
 tests/store/test_abort_rule.py (store level)."""
@@ -34,7 +34,7 @@ from llsdk.cli import load_bot
 from service.store.docs import FINISHED
 from service.store.ladder_config import LadderConfig
 from tests.support import venv_executable
-from tests.support.live import SAFE_DEAL
+from tests.support.live import absent_first
 from tests.support.sdkclient import Client
 from tests.support.stack import WholeStack, running_stack, wait_for
 
@@ -122,11 +122,11 @@ def play_then_idle(stack: Stack, ladder: str, pid: str, proc: subprocess.Popen[b
     partner = BotThread(stack, f"{ladder}-partner", [ladder])
     try:
         wait_for("a finished rated match", lambda: stack.row(ladder, pid)["games"] >= 1
-                 or (proc.poll() is not None and pytest.fail(log.read_text())), timeout=60)
+                 or (proc.poll() is not None and pytest.fail(log.read_text())), timeout=180)
     finally:
         partner.close()  # it leaves the ladder
     row = wait_for("the bot to sit idle", lambda: (r := stack.row(ladder, pid))[
-        "active_matches"] == 0 and r["games"] >= 1 and r, timeout=60)
+        "active_matches"] == 0 and r["games"] >= 1 and r, timeout=120)
     assert row["entered"] and row["present"], row
     time.sleep(1.0)  # well inside its 25-s long-poll
     assert proc.poll() is None, log.read_text()
@@ -199,7 +199,7 @@ def test_a_seat_that_never_moves_aborts_the_rated_match(stack: Stack) -> None:
         wait_for("the partner on the ladder", lambda: (
             x := stack.row("abort", partner.id))["entered"] and x["present"], timeout=60)
         absent.me.events(wait=0)  # present for the window; then it never polls nor moves
-        doc = stack.form_match(ABORT, [absent_id, partner.id], SAFE_DEAL)
+        doc = stack.form_match(ABORT, [absent_id, partner.id], absent_first(absent_id))
         seat = doc.seat_of(absent_id)
         done = wait_for("the match to end", lambda: (
             d := stack.load(doc.id)).status == FINISHED and d, timeout=60)

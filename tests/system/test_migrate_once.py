@@ -80,7 +80,7 @@ def test_api_worker_and_cron_refuse_another_schema(fresh: RedisProcess, found: s
     else:
         migrate.stamp(r, migrate.CURRENT + 1)
     hint = MIGRATE_HINT if found == "older" else "newer than this code"
-    api = ApiServer(fresh.url, migrate=False, startup_timeout=30)
+    api = ApiServer(fresh.url, migrate=False, startup_timeout=120)
     try:
         with pytest.raises(RuntimeError, match="exited with code 3"):
             api.start()

@@ -6,6 +6,7 @@ match is rated (``ladders.rate``). The pages must then show every bot with its r
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Iterator
@@ -31,7 +32,9 @@ def filled(api_server: ApiServer, redis_server: RedisProcess) -> Iterator[dict[s
     """A ladder with BOTS bots that each played PASSES rated matches."""
     api = Api(api_server.url)
     r: redis.Redis = redis_server.client()
-    lad = ladders_from_env()[LADDER]
+    # a day's turn clock: play_randomly starved by a loaded machine must not time a seat out (a
+    # first timeout in round 1 would abort the match, rated for nobody)
+    lad = dataclasses.replace(ladders_from_env()[LADDER], turn_timeout_s=86400)
     # The Redis is shared by the whole session: bots of earlier modules (README snippets, house
     # bots) may still be entered and present here. This ladder is these BOTS bots' alone.
     for stale in r.zrange(keys.ladder_entries(LADDER), 0, -1):
