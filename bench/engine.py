@@ -29,8 +29,10 @@ runs) or the pure package (``LL_ENGINE_PURE=1`` picks it when a build exists).
 ``--peer-src DIR`` prints only a comparison with another engine, RetiredDemiurge/love-letter
 (MIT; a checkout in DIR, never part of this repository: docs/operations.md says how to fetch
 it): classic 2p and 4p, the card-first random policy on both engines, both of our builds (the
-pure package loaded a second time from the sources, beside the compiled one), interleaved
-slices in this one process, ``ours/peer`` ratios the median of ``--repeats`` runs.
+pure package loaded a second time from the sources, beside the compiled one), each with its
+event log and without (``unlogged``: ``new_match(log=False)``, what ``llsdk.sim.rollout``
+plays), interleaved slices in this one process, ``ours/peer`` ratios the median of
+``--repeats`` runs.
 """
 
 from __future__ import annotations
@@ -295,9 +297,11 @@ def load_pure_engine() -> ModuleType:
     return module
 
 
-def ours_rounds(engine: ModuleType, players: int, seconds: float) -> float:
+def ours_rounds(engine: ModuleType, players: int, seconds: float, *, log: bool = True) -> float:
     """Our engine, classic rules, the card-first random policy (``peer_policy``) through the
-    public API, whole matches, rounds per CPU-second. ``engine`` is one build's package."""
+    public API, whole matches, rounds per CPU-second. ``engine`` is one build's package;
+    ``log=False`` plays the matches without an event log (``new_match(log=False)``, as
+    ``llsdk.sim.rollout`` plays its random playouts)."""
     new, step, by_card_of, legal = (engine.new_match, engine.apply_inplace,
                                     engine.legal_actions_by_card, engine.legal_actions)
     rng = random.Random(1)
@@ -308,7 +312,7 @@ def ours_rounds(engine: ModuleType, players: int, seconds: float) -> float:
     deadline = start + seconds
     while clock() < deadline:
         seed += 1
-        s = new("classic", players, seed=seed)
+        s = new("classic", players, seed=seed, log=log)
         while s.status == "active":
             by_card = by_card_of(s)
             if s.phase != "play":
@@ -388,13 +392,19 @@ def import_peer(src: str) -> ModuleType:
 def compare_peer(src: str, seconds: float, repeats: int) -> None:
     """Rounds per CPU-second of the peer and of each of our builds on classic 2p and 4p, in
     interleaved slices of one process; each ratio is the median over ``repeats`` runs of
-    ours / peer from the same run."""
+    ours / peer from the same run. Each build twice: with its event log, as the service plays
+    (the peer keeps a log of its own too), and without (``unlogged``: ``log=False``, as
+    ``llsdk.sim.rollout`` plays random playouts)."""
     peer = import_peer(src)
-    builds: dict[str, ModuleType] = {"pure": load_pure_engine()}
+    engines: dict[str, ModuleType] = {"pure": load_pure_engine()}
     if BUILD == "mypyc":
-        builds["compiled"] = engine_pkg
+        engines["compiled"] = engine_pkg
     else:
         print("engine compiled: 0 (no current mypyc build: run `make engine`)", flush=True)
+    builds: dict[str, tuple[ModuleType, bool]] = {}
+    for k, eng in engines.items():
+        builds[k] = (eng, True)
+        builds[f"{k} unlogged"] = (eng, False)
     for players in (2, 4):
         name = f"classic-{players}p"
         ratios: dict[str, list[float]] = {k: [] for k in builds}
@@ -403,8 +413,8 @@ def compare_peer(src: str, seconds: float, repeats: int) -> None:
             sums = dict.fromkeys(rates, 0.0)
             for _ in range(SLICES):
                 sums["peer"] += peer_rounds(peer, players, seconds / SLICES)
-                for k, eng in builds.items():
-                    sums[k] += ours_rounds(eng, players, seconds / SLICES)
+                for k, (eng, log) in builds.items():
+                    sums[k] += ours_rounds(eng, players, seconds / SLICES, log=log)
             for k, v in sums.items():
                 rates[k].append(v / SLICES)
             for k in builds:

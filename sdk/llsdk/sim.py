@@ -421,11 +421,13 @@ class Sampler:
                 return cards
         raise SimError("no consistent deal found")  # pragma: no cover - weights are checked
 
-    def sample(self, rng: random.Random) -> MatchState:
+    def sample(self, rng: random.Random, *, log: bool = True) -> MatchState:
         """A complete engine state consistent with the view, drawn from the posterior.
 
         Its event log is empty (the history is the view's) and its seed is random, so later
-        rounds are fresh shuffles. Change it freely: each call builds a new one."""
+        rounds are fresh shuffles. Change it freely: each call builds a new one. ``log=False``:
+        the engine keeps no event log of what is played on it (``MatchState.log``), for
+        playouts that read the state only."""
         eng = engine()
         view = self.view
         n, me = self.n, self.me
@@ -456,7 +458,7 @@ class Sampler:
             discards=[[INDEX[c] for c in p.discards] for p in players],
             eliminated=[p.eliminated for p in players], protected=[p.protected for p in players],
             turn=turn.seat, phase=eng.Phase(turn.phase), round_first=self.first,
-            turn_no=self.turn_no,
+            turn_no=self.turn_no, log=log,
         )
         return state
 
@@ -554,12 +556,18 @@ def rollout(state: MatchState, seat: int, rng: random.Random, policy: Policy | N
     round, not on the next one.
 
     The state is left at the end of that round (its result is ``state.rounds[-1]``), marked
-    finished: the next round is not dealt, which saves a fifth of a 4-player playout's time."""
+    finished: the next round is not dealt, which saves a fifth of a 4-player playout's time.
+    With the default policy, which reads no events, the playout keeps no event log
+    (``state.log`` is off meanwhile: the same moves and result, sooner); a ``policy`` gets
+    the state with its log as it was."""
     eng = engine()
     rnd = state.round
     legal, apply_inplace = eng.legal_actions, eng.apply_inplace
     target = state.tokens_to_win
+    log = state.log
     state.tokens_to_win = 0  # every round's end is then the match's end (R26)
+    if policy is None:
+        state.log = False
     try:
         if first is not None and state.status == "active":
             apply_inplace(state, first)
@@ -567,6 +575,7 @@ def rollout(state: MatchState, seat: int, rng: random.Random, policy: Policy | N
             apply_inplace(state, policy(state, rng) if policy else rng.choice(legal(state)))
     finally:
         state.tokens_to_win = target
+        state.log = log
     result = state.rounds[-1]
     return float((seat in result["winners"]) + (result["spy_bonus"] == seat))
 

@@ -45,8 +45,9 @@ def effect(card: Card) -> Callable[[Effect], Effect]:
 # The effects append their play event themselves, as emit would: a call fewer per action.
 def emit(s: MatchState, kind: str, data: dict[str, Any],
          to: tuple[int, ...] | None = None) -> None:
-    events = s.events
-    events.append(_new(_EVENT, (len(events), s.round, kind, data, to)))
+    if s.log:
+        events = s.events
+        events.append(_new(_EVENT, (len(events), s.round, kind, data, to)))
 
 
 def eliminate(s: MatchState, seat: int, reason: str) -> None:
@@ -56,16 +57,18 @@ def eliminate(s: MatchState, seat: int, reason: str) -> None:
     s.discards[seat].extend(cards)
     s.eliminated[seat] = True
     s.protected[seat] = False
-    emit(s, "eliminated", {"seat": seat, "reason": reason,
-                           "revealed": [_NAMES[c] for c in cards]})
+    if s.log:
+        emit(s, "eliminated", {"seat": seat, "reason": reason,
+                               "revealed": [_NAMES[c] for c in cards]})
 
 
 @effect(Card.SPY)
 @effect(Card.COUNTESS)
 def _no_effect(s: MatchState, me: int, t: int | None, guess: int | None,
                data: dict[str, Any]) -> bool:
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     return False
 
 
@@ -73,14 +76,16 @@ def _no_effect(s: MatchState, me: int, t: int | None, guess: int | None,
 def _guard(s: MatchState, me: int, t: int | None, guess: int | None,
            data: dict[str, Any]) -> bool:
     if t is None or guess is None:
-        ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        if s.log:
+            ev = s.events
+            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         return False
     data["guess"] = _NAMES[guess]
     hit = s.hands[t][0] == guess
     data["hit"] = hit
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     if hit:
         eliminate(s, t, "guard")
     return False
@@ -89,11 +94,13 @@ def _guard(s: MatchState, me: int, t: int | None, guess: int | None,
 @effect(Card.PRIEST)
 def _priest(s: MatchState, me: int, t: int | None, guess: int | None,
             data: dict[str, Any]) -> bool:
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     if t is not None:
-        emit(s, "priest_saw", {"seat": me, "target": t, "card": _NAMES[s.hands[t][0]],
-                               "turn": s.turn_no}, (me,))
+        if s.log:
+            emit(s, "priest_saw", {"seat": me, "target": t, "card": _NAMES[s.hands[t][0]],
+                                   "turn": s.turn_no}, (me,))
     return False
 
 
@@ -101,18 +108,21 @@ def _priest(s: MatchState, me: int, t: int | None, guess: int | None,
 def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
            data: dict[str, Any]) -> bool:
     if t is None:
-        ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        if s.log:
+            ev = s.events
+            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         return False
     mine, theirs = s.hands[me][0], s.hands[t][0]
     values = _RULESETS[s.ruleset].values
     vm, vt = values[mine], values[theirs]
     loser = t if vm > vt else me if vt > vm else None
     data["loser"] = loser
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
-    emit(s, "baron_compared", {"seat": me, "target": t, "card": _NAMES[mine],
-                               "target_card": _NAMES[theirs], "turn": s.turn_no}, (me, t))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        emit(s, "baron_compared", {"seat": me, "target": t, "card": _NAMES[mine],
+                                   "target_card": _NAMES[theirs], "turn": s.turn_no}, (me, t))
     if loser is not None:
         eliminate(s, loser, "baron")
     return False
@@ -122,8 +132,9 @@ def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
 def _handmaid(s: MatchState, me: int, t: int | None, guess: int | None,
               data: dict[str, Any]) -> bool:
     s.protected[me] = True
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     return False
 
 
@@ -131,16 +142,18 @@ def _handmaid(s: MatchState, me: int, t: int | None, guess: int | None,
 def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
             data: dict[str, Any]) -> bool:
     if t is None:  # not reached: the prince can always target its own player
-        ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        if s.log:
+            ev = s.events
+            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         return False
     hand = s.hands[t]
     discarded = hand.pop()
     s.discards[t].append(discarded)
     data["discarded"] = _NAMES[discarded]
     if _FATAL[discarded]:
-        ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        if s.log:
+            ev = s.events
+            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
         eliminate(s, t, _NAMES[discarded])
         return False
     if s.deck:
@@ -150,17 +163,20 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
         new = s.aside.pop(0)  # the R5 card
         data["drew_from"] = "set_aside"
     hand.append(new)
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
-    emit(s, "prince_drew", {"seat": t, "by": me, "card": _NAMES[new], "turn": s.turn_no}, (t,))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        emit(s, "prince_drew", {"seat": t, "by": me, "card": _NAMES[new], "turn": s.turn_no}, (t,))
     return False
 
 
 @effect(Card.CHANCELLOR)
 def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
                 data: dict[str, Any]) -> bool:
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     n = min(_CHANCELLOR_DRAWS, len(s.deck))
     data["drew"] = n  # the play event shares this dict: it shows how many were drawn
     if not n:
@@ -169,30 +185,34 @@ def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
     del s.deck[:n]
     s.hands[me].extend(drawn)
     s.phase = PHASE_CHANCELLOR
-    emit(s, "chancellor_drew", {"seat": me, "turn": s.turn_no,
-                                "cards": [_NAMES[c] for c in drawn]}, (me,))
+    if s.log:
+        emit(s, "chancellor_drew", {"seat": me, "turn": s.turn_no,
+                                    "cards": [_NAMES[c] for c in drawn]}, (me,))
     return True
 
 
 @effect(Card.KING)
 def _king(s: MatchState, me: int, t: int | None, guess: int | None,
           data: dict[str, Any]) -> bool:
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     if t is not None:
         hands = s.hands
         mine, theirs = hands[me][0], hands[t][0]
         hands[me], hands[t] = hands[t], hands[me]
-        emit(s, "king_swapped", {"seat": me, "target": t, "gave": _NAMES[mine],
-                                 "received": _NAMES[theirs], "turn": s.turn_no}, (me, t))
+        if s.log:
+            emit(s, "king_swapped", {"seat": me, "target": t, "gave": _NAMES[mine],
+                                     "received": _NAMES[theirs], "turn": s.turn_no}, (me, t))
     return False
 
 
 @effect(Card.PRINCESS)
 def _princess(s: MatchState, me: int, t: int | None, guess: int | None,
               data: dict[str, Any]) -> bool:
-    ev = s.events
-    ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+    if s.log:
+        ev = s.events
+        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
     eliminate(s, me, "princess")  # R20
     return False
 

@@ -29,11 +29,14 @@ def new_match(
     first_seat: int | None = None,
     deck: Sequence[str | int] | None = None,
     two_player_setup: str = TWO_PLAYER_SETUPS[0],
+    log: bool = True,
 ) -> MatchState:
     """Create a match and deal its first round (R5-R8).
 
     ``deck`` fixes round 1's order, top card first (names or card ids); later rounds are shuffled
     from ``seed``. Bad options raise ``InvalidOptions`` (code ``invalid_options``).
+    ``log=False`` keeps no event log (:attr:`MatchState.log`): for simulations that read the
+    state only, not the events or views.
     """
     rs = get_ruleset(ruleset)
     if type(players) is not int or not rs.min_players <= players <= rs.max_players:
@@ -48,6 +51,8 @@ def new_match(
         raise InvalidOptions(f"first_seat must be a seat from 0 to {players - 1}")
     if two_player_setup not in TWO_PLAYER_SETUPS:
         raise InvalidOptions(f"two_player_setup must be one of {TWO_PLAYER_SETUPS}")
+    if type(log) is not bool:
+        raise InvalidOptions("log must be true or false")
     order = None if deck is None else _check_deck(rs, deck)
     if seed is None:
         seed = secrets.token_hex(8)
@@ -60,7 +65,7 @@ def new_match(
     s = MatchState(
         ruleset=rs.name, players=players, seed=str(seed), tokens_to_win=tokens_to_win,
         two_player_setup=two_player_setup, first_seat=first_seat, deck_order=order,
-        tokens=[0] * players, forfeited=[False] * players, timeouts=[0] * players,
+        tokens=[0] * players, forfeited=[False] * players, timeouts=[0] * players, log=log,
     )
     if first_seat is None:
         first_seat = randbelow(f"{s.seed}:first", players)  # Random(...).randrange(players)

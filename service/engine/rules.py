@@ -145,8 +145,10 @@ def start_round(s: MatchState) -> None:
     events = s.events
     seq = s.round_start_seq = len(events)
     names = _NAMES
-    # The shuffled order, for the record only: nobody sees it while the match runs (R31).
-    events.append(_new(_EVENT, (seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ())))
+    log = s.log
+    if log:
+        # The shuffled order, for the record only: nobody sees it while the match runs (R31).
+        events.append(_new(_EVENT, (seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ())))
     s.aside = [deck[0]]
     if n == 2:
         if s.two_player_setup == "three-up":
@@ -169,17 +171,19 @@ def start_round(s: MatchState) -> None:
     first = s.round_first
     s.turn_no = 0
     s.phase = _PHASE_PLAY
-    events.append(_new(_EVENT, (seq + 1, rnd, "round_start", {
-        "first": first, "face_up": [names[c] for c in face_up],
-        "deck_count": len(deck) - n + forfeited.count(True), "tokens": s.tokens[:]}, None)))
+    if log:
+        events.append(_new(_EVENT, (seq + 1, rnd, "round_start", {
+            "first": first, "face_up": [names[c] for c in face_up],
+            "deck_count": len(deck) - n + forfeited.count(True), "tokens": s.tokens[:]}, None)))
     for i in range(n):
         seat = (first + i) % n
         if not forfeited[seat]:
             card = deck.pop(0)
             hands[seat] = [card]
-            events.append(_new(_EVENT, (len(events), rnd, "dealt",
-                                       {"seat": seat, "card": names[card]},
-                                       _SOLO[seat] if seat < 64 else (seat,))))
+            if log:
+                events.append(_new(_EVENT, (len(events), rnd, "dealt",
+                                           {"seat": seat, "card": names[card]},
+                                           _SOLO[seat] if seat < 64 else (seat,))))
     s.deck = deck
     _start_turn(s, first)
 
@@ -191,6 +195,8 @@ def _start_turn(s: MatchState, seat: int) -> None:
     deck = s.deck
     card = deck.pop(0)
     s.hands[seat].append(card)
+    if not s.log:
+        return
     events = s.events
     seq = len(events)
     rnd = s.round
@@ -443,12 +449,17 @@ def apply_inplace(
         hand = s.hands[me]
         hand.remove(card)
         s.discards[me].append(card)
-        data: dict[str, Any] = {"seat": me, "card": _NAMES[card]}
-        if t is not None:
-            data["target"] = t
-        if timeout:
-            data["timeout"] = True
+        data: dict[str, Any]
+        if s.log:
+            data = {"seat": me, "card": _NAMES[card]}
+            if t is not None:
+                data["target"] = t
+            if timeout:
+                data["timeout"] = True
+        else:  # the effects add to it what a logged play event would show: nobody reads it
+            data = {}
         if _EFFECT[card](s, me, t, guess, data):
+            s.memo_version = -1
             return events[start:]  # the turn goes on (chancellor)
     else:
         _chancellor_return(s, me, canon if canon is not None else action, timeout)
@@ -462,6 +473,8 @@ def apply_inplace(
         _start_turn(s, seat)
     else:
         _end_turn(s)
+    # Without a log the version stays put: the memo of this turn's legal actions is dropped here
+    s.memo_version = -1
     return events[start:]
 
 
@@ -472,6 +485,8 @@ def _chancellor_return(s: MatchState, me: int, action: Action, timeout: bool) ->
     s.hands[me] = [keep]
     s.deck.extend(bottom)
     s.phase = _PHASE_PLAY
+    if not s.log:
+        return
     data: dict[str, Any] = {"seat": me, "count": len(bottom)}
     if timeout:
         data["timeout"] = True
@@ -530,8 +545,9 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
         "set_aside": [names[c] for c in s.aside], "tokens": tokens[:],
     }
     s.rounds.append(result)
-    events = s.events
-    events.append(_new(_EVENT, (len(events), s.round, "round_end", dict(result), None)))
+    if s.log:
+        events = s.events
+        events.append(_new(_EVENT, (len(events), s.round, "round_end", dict(result), None)))
     s.turn = -1
     s.phase = _PHASE_PLAY
     target = s.tokens_to_win
@@ -606,6 +622,7 @@ def forfeit_inplace(s: MatchState, seat: object, *, reason: str = "resigned") ->
         _end_turn(s)
     elif s.eliminated.count(False) == 1:
         _end_round(s, [p for p in range(s.players) if not s.eliminated[p]], "last_standing")
+    s.memo_version = -1
     return s.events[start:]
 
 

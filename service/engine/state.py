@@ -80,9 +80,14 @@ class MatchState:
     round_start_seq: int = 0  # seq of the first event of this round
     rounds: list[RoundResult] = field(default_factory=list)  # one result per finished round
     events: list[Event] = field(default_factory=list)
+    # False: the engine keeps no event log (``events`` stays as it is, ``version`` too): what a
+    # simulation that reads only the state wants, with every rule and check as with a log. Not
+    # part of the state: no JSON (a stored match always logs), no equality; cloned.
+    log: bool = field(default=True, compare=False)
     # The legal actions of the current turn, memoized by ``rules`` with the version and the hand
-    # they were computed for: every change the engine makes adds events, so the version (and the
-    # hand, for searches that deal sampled cards in place) says whether it is current. Not part
+    # they were computed for: every change the engine makes adds events (and, for a state
+    # without a log, sets memo_version to -1), so the version (and the hand, for searches that
+    # deal sampled cards in place) says whether it is current. Not part
     # of the state: no JSON, no equality, not cloned. Three typed fields, not one tuple: the
     # compiled build reads them as C struct fields.
     memo_version: int = field(default=-1, init=False, repr=False, compare=False)
@@ -98,12 +103,13 @@ class MatchState:
             self.winners[:], self.deck[:], self.aside[:], self.face_up[:],
             [h[:] for h in self.hands], [d[:] for d in self.discards], self.eliminated[:],
             self.protected[:], self.turn, self.phase, self.round_first, self.turn_no,
-            self.round_start_seq, self.rounds[:], self.events[:],
+            self.round_start_seq, self.rounds[:], self.events[:], self.log,
         )
 
     @property
     def version(self) -> int:
-        """A number that grows with every change: the count of events so far."""
+        """A number that grows with every change: the count of events so far (it stays put
+        while ``log`` is off)."""
         return len(self.events)
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,4 +151,4 @@ class MatchState:
 
 
 _FIELDS = tuple(f for f in MatchState.__dataclass_fields__
-                if f not in ("events", "memo_version", "memo_hand", "legal_memo"))
+                if f not in ("events", "log", "memo_version", "memo_hand", "legal_memo"))

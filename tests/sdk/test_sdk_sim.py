@@ -145,6 +145,26 @@ def test_samples_play_on_with_the_engine() -> None:
         assert s.winners
 
 
+
+def test_default_rollouts_play_without_a_log_and_score_the_same() -> None:
+    """The default random playout keeps no event log (MatchState.log off meanwhile, back on
+    after) and plays the same moves as the same random policy given explicitly, which sees the
+    state with its log."""
+    rng = random.Random(5)
+    checked = 0
+    for state, seat in list(random_states("2019", 4, 2, "unlogged"))[::9]:
+        s = sim.Sampler(make_view(state, seat)).sample(rng)
+        a, b = s.clone(), s.clone()
+        r = random.Random(checked)
+        got = sim.rollout(a, seat, r)
+        r = random.Random(checked)
+        want = sim.rollout(b, seat, r, lambda st, g: g.choice(engine.legal_actions(st)))
+        assert got == want and a.rounds[-1] == b.rounds[-1]
+        assert a.log and a.events == [] and len(b.events) > 2
+        assert not sim.Sampler(make_view(state, seat)).sample(rng, log=False).log
+        checked += 1
+    assert checked > 5
+
 def test_a_spectator_view_cannot_be_sampled() -> None:
     s = engine.new_match("classic", 2, seed=1)
     v = make_view(s, 0)
