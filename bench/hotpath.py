@@ -131,7 +131,7 @@ def child(opts: argparse.Namespace) -> None:
             st = pstats.Stats(prof, stream=sys.stderr)
             st.sort_stats("cumulative").print_stats(opts.profile)
             st.sort_stats("tottime").print_stats(opts.profile)
-            st.print_callees("_read|_commit|_transact|from_stored|to_stored")
+            st.sort_stats("tottime").print_stats("service/", opts.profile)
         print(json.dumps({"api_ms": spent / done * 1000, "redis_ms": (r1 - r0) / done * 1000}))
 
 

@@ -1,7 +1,7 @@
 """Security headers on every answer, set with ``secure`` (secure.py, pinned in pyproject.toml).
 
 Why that library: it is maintained (2.0.1, April 2026), has no dependencies, types its header
-builders and sets them through Werkzeug's public headers API; flask-talisman, the usual Flask
+builders (serialized once, set on each answer through Werkzeug's public headers API); flask-talisman, the usual Flask
 choice, has had no release since 2023 and also rewrites requests (HTTPS redirects, cookies) that
 this service leaves to its proxy.
 
@@ -62,15 +62,17 @@ def _headers(cfg: Config, csp: ContentSecurityPolicy) -> Secure:
 
 def init_app(app: Flask, cfg: Config, *, docs_path: str = "/docs") -> None:
     """Set the headers on every answer (errors and unknown paths included)."""
-    pages, docs, answers = (_headers(cfg, page_policy()), _headers(cfg, docs_policy()),
-                            _headers(cfg, answer_policy()))
+    # each set serialized once: they never change while the process runs (every answer sets
+    # one of them, and secure's set_headers builds and checks them again at each call)
+    pages, docs, answers = (_headers(cfg, page_policy()).header_items(),
+                            _headers(cfg, docs_policy()).header_items(),
+                            _headers(cfg, answer_policy()).header_items())
 
     @app.after_request
     def _secure(resp: Response) -> Response:
-        if request.path == docs_path:
-            docs.set_headers(resp)
-        elif resp.mimetype == "text/html":
-            pages.set_headers(resp)
-        else:
-            answers.set_headers(resp)
+        items = docs if request.path == docs_path else \
+            pages if resp.mimetype == "text/html" else answers
+        headers = resp.headers
+        for name, value in items:
+            headers[name] = value
         return resp

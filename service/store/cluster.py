@@ -417,7 +417,9 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
     try:
         apply(r, effects)
         if box is not None:
-            r.delete(box)
+            # one key: the plain command to its node (RedisCluster.delete splits its keys by
+            # slot through a pipeline, which here would be a SlotPipeline's MULTI)
+            r.execute_command("DEL", box)
     except redis.RedisError as exc:  # committed: the repair pass applies the outbox
         log.warning("effects of a committed change left to the repair pass: %s", exc)
 
