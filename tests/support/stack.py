@@ -107,10 +107,11 @@ class WholeStack:
         """A match as stored."""
         return matches.load(self.r, match_id)
 
-    def first_pass_done(self, ladder: str, timeout: float = 60) -> None:
+    def first_pass_done(self, ladder: str, timeout: float = 120) -> None:
         """Wait until rq cron's first scheduling pass of ``ladder`` (it runs one as it starts,
         then one every ``interval_s``) has run: a test that forms that ladder's matches itself,
-        on a ladder whose interval is longer than the tests, must not race that pass."""
+        on a ladder whose interval is longer than the tests, must not race that pass. Call it
+        when the stack has started: RQ keeps a finished job's result for 500 s only."""
         queue = Queue("default", connection=self.r)
 
         def ran() -> bool:
