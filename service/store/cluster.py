@@ -425,11 +425,23 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
 
 
 def apply(r: Cluster, effects: list[list[Any]]) -> None:
-    """Send the effects of an outbox (one pipelined round trip per node)."""
-    plain = r.plain_pipeline()
-    for args in effects:
-        plain.execute_command(*_dec(args))
-    plain.execute()
+    """Send the effects of an outbox: its writes (one pipelined round trip, grouped by node),
+    then, once every node has acknowledged them, its wake-ups (``SPUBLISH``).
+
+    The wake-ups wait for the writes because a pipeline orders commands per node only: sent
+    together, a wake-up on one node can reach a long-poll before the inbox notice it announces
+    is written on another (the sender's process descheduled, or its thread losing the GIL,
+    between the two nodes' sends). The poll then reads, finds nothing new, waits again, and
+    nothing wakes it when the notice lands: it sleeps out its whole ``wait``
+    (docs/operations.md, "Stalls"). Costs a round trip per change, not a command."""
+    writes = [_dec(a) for a in effects if str(a[0]).upper() != "SPUBLISH"]
+    wakes = [a for a in effects if str(a[0]).upper() == "SPUBLISH"]
+    for batch in (writes, wakes):
+        if batch:
+            plain = r.plain_pipeline()
+            for args in batch:
+                plain.execute_command(*args)
+            plain.execute()
 
 
 def queue_client(r: Any) -> redis.Redis:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -25,9 +26,11 @@ from redis.exceptions import (
 from service import engine
 from service.realtime.notify import Notifier
 from service.store import cluster, inbox, keys, ladders, matches, players, presence
+from service.store.commit import Commit
 from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from service.store.ladder_config import LadderConfig
 from tests.support.redis_cluster import ClusterStack
+from tests.support.stall import stalled
 
 
 @pytest.fixture
@@ -141,6 +144,67 @@ def test_wakeups_travel_by_sharded_pubsub(r: redis.Redis) -> None:
         move(r, doc, pids)
         assert on_match.wait(5) and on_player.wait(5)
     assert keys.shard_channel(keys.match_channel(doc.id)) in keys.shard_channels()
+
+
+def smessage(sub: Any, timeout: float, kind: str = "smessage") -> dict[str, Any] | None:
+    """The next message of type ``kind`` on ``sub`` within ``timeout`` s, else None."""
+    end = time.monotonic() + timeout
+    while (left := end - time.monotonic()) > 0:
+        msg = sub.get_message(timeout=left)
+        if msg is not None and msg.get("type") in (kind, kind.encode()):
+            return cast(dict[str, Any], msg)
+    return None
+
+
+def test_a_wakeup_reaches_pollers_only_after_the_notice_it_announces(
+        r: redis.Redis, redis_cluster: ClusterStack) -> None:
+    """A change's effects go to several nodes: the next player's inbox notice (the slot of its
+    inbox) and its wake-up (the slot of a shard channel). Sent in one pipeline, the wake-up
+    could be delivered while the notice was still unwritten on its node (the sender's thread
+    paused between the nodes' sends): the poll woke, read nothing, waited again and slept out
+    its whole ``wait``. Here the notice's node is stalled (SIGSTOP) while the effects of a
+    real change (``inbox.queue``'s ``your_turn``) are applied: no wake-up may arrive until that
+    node has the notice."""
+    rc = redis_cluster.cluster
+    doc, _ = started(r)
+    assert doc.state is not None
+    pid = doc.seats[doc.state.turn]
+    channel = keys.shard_channel(keys.player_channel(pid))
+    inbox_node, wake_node = rc.master_of(inbox.key(pid)), rc.master_of(channel)
+    while inbox_node == wake_node:  # the two on different nodes: another match, another player
+        doc, _ = started(r)
+        assert doc.state is not None
+        pid = doc.seats[doc.state.turn]
+        channel = keys.shard_channel(keys.player_channel(pid))
+        inbox_node, wake_node = rc.master_of(inbox.key(pid)), rc.master_of(channel)
+    c = Commit()
+    inbox.queue(c, doc, ACTIVE)  # the your_turn notice of the player to move, its wake-ups
+    _, effects, _ = cluster.split(r, keys.match(doc.id), c.ops)
+    assert ["SPUBLISH", channel, keys.player_channel(pid)] in effects
+    before, _ = inbox.read(r, pid, None)
+    sender = redis_cluster.client(socket_timeout=30)  # waits out the stall below
+    sender.exists(inbox.key(pid))  # its connection to the node made (a new one would wait
+    # for the stalled node before sending anything: a connection in the pool doesn't)
+    sub = rc.node(wake_node).pubsub()
+    sub.ssubscribe(channel)
+    assert smessage(sub, 10, kind="ssubscribe") is not None
+    done = threading.Event()
+    with stalled(rc.procs[inbox_node]):
+        t = threading.Thread(target=lambda: (cluster.apply(sender, effects), done.set()),
+                             daemon=True)
+        t.start()
+        # the wake-up would come now: the sender's other nodes answer at once
+        early = smessage(sub, 1.5)
+        assert not done.is_set()
+    assert early is None, "a wake-up arrived while the notice it announces was not written"
+    t.join(timeout=30)
+    assert done.is_set()
+    heard = smessage(sub, 10)
+    assert heard is not None and heard["data"] == keys.player_channel(pid).encode()
+    after, _ = inbox.read(r, pid, None)
+    assert len(after) == len(before) + 1 and after[-1]["type"] == "your_turn"
+    sub.close()
+    sender.close()
 
 
 def test_a_ladder_forms_and_rates_its_matches_on_the_cluster(r: redis.Redis) -> None:

@@ -86,10 +86,9 @@ def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
         stack: ClusterWholeStack) -> None:
     s = stack
     queue = s.rp.queue  # type: ignore[attr-defined]
-    # (long-polls of 2 s, well below the 8-s turn: on this cluster stack a bot's long-poll was now
-    # and then not woken by its opponent's move after a queue stall, see docs/operations.md
-    # "Stalls"; a poll that ends by itself then still leaves the bot time to move)
-    bots = [LadderBot(s.url, f"qbot{i}", ["duel"], poll_wait=2.0) for i in range(6)]
+    # (long-polls of 10 s, above the 8-s turn: a wake-up missed after the stall would cost a
+    # timeout, which the played-out check refuses; docs/operations.md "Stalls")
+    bots = [LadderBot(s.url, f"qbot{i}", ["duel"], poll_wait=10.0) for i in range(6)]
     try:
         running = wait_for("three rated matches running", lambda: (ms := [
             d for d in s.ladder_matches("duel") if d.status == ACTIVE]) and len(ms) >= 3 and ms,
