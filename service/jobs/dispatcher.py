@@ -1,36 +1,43 @@
-"""The deadline dispatcher: turns due entries of the deadline index into RQ jobs, at their due
+"""The deadline dispatcher: applies the turns of the deadline index that come due, at their due
 time, and keeps the service clock.
 
 Every change of a match writes its pending turn's deadline into the deadline index (a sorted set,
-``store/deadlines.py``) in its own commit. A dispatcher loops: it claims the entries that are due
-(:func:`store.deadlines.claim`, one atomic script that also moves each claimed entry
-``LEASE_S`` ahead), queues one stock RQ job per claimed entry (``timeouts.settle``, on the
-``deadlines`` queue, all in one pipeline), and sleeps until the earliest entry left is due, or
-``POLL_S`` at most (a turn started meanwhile may be due sooner than anything it knew of; no turn
-is shorter than a second). So a timeout is queued within a few milliseconds of its deadline and a
-worker applies it within about one job's time (``bench/deadlines.py`` gives the figures); RQ's
-own ``enqueue_at`` could not do this: its scheduler keeps whole seconds and polls once a second.
+``store/deadlines.py``) in its own commit. A dispatcher loops: it claims the entries due within
+``AHEAD_S`` (:func:`store.deadlines.claim`, one atomic script that also moves each claimed entry
+``LEASE_S`` ahead), at most one per free settler thread; each settler waits until its entry's
+due time and settles it (``timeouts.settle_on``: one compare-and-set of the match); the loop
+sleeps until the earliest entry left is nearly due, or ``POLL_S`` at most (a turn started
+meanwhile may be due sooner than anything it knew of; no turn is shorter than a second).
+
+Why settle here rather than through an RQ job per due turn (as before): a job costs its worker
+about ten round trips to RQ's Redis besides the compare-and-set (queueing, dequeueing, the
+job's state in RQ's registries, its result), one job at a time, and each round trip on a busy
+host waits for Redis and then the worker to be scheduled again: the worker fell behind in
+bursts and the slowest timeouts came seconds late. Here a settle is two round trips, sixteen
+run at once, and the claim and the hand-over to a settler happen before the deadline, so the
+settle starts on time (``bench/deadlines.py``; figures in docs/operations.md). Nothing about a
+deadline is written to RQ's Redis any more.
 
 Guarantees, and what gives each:
 
-- never early: the job decides nothing by the index's score. It applies a timeout only through
-  the match's compare-and-set, when the store finds the turn due on the service clock
+- never early: the dispatcher decides nothing by the index's score. It applies a timeout only
+  through the match's compare-and-set, when the store finds the turn due on the service clock
   (store/clock.py); otherwise it sets the entry back to the turn's deadline.
 - exactly once: the compare-and-set is on the match's version, so a timeout is applied by one
-  commit only, whoever runs it (a job, a repeated job, a reader of the match). The claim is
-  atomic, so with several dispatchers (one in every worker process) each due entry is queued
-  by one of them.
-- retries: an entry whose job does not settle it (the job failed because Redis went away, or
-  was lost with a killed worker, or the dispatcher died between its claim and its queueing)
-  comes due again when its lease ends, ``LEASE_S`` later, and is dispatched again. RQ's
-  ``Retry`` is not used: a job failing because Redis is unreachable often cannot record its
-  own failure either.
-- the service clock: each dispatcher ticks the clock every ``TICK_S``; when Redis is down, no
-  tick lands and the clock stands still (pending turns are charged nothing for an outage).
+  commit only, whoever makes it (a dispatcher, a repeated settle, a reader of the match). The
+  claim is atomic, so with several dispatchers (one in every worker process) each due entry
+  goes to one of them.
+- retries: an entry that is not settled (Redis went away or a cluster master failed over
+  mid-settle, or the dispatcher died between its claim and its settle) comes due again when
+  its lease ends, ``LEASE_S`` later, and is settled then. Nothing is left behind to clean up:
+  no failed job, no registry entry.
+- the service clock: each dispatcher ticks the clock every ``TICK_S`` (between two settles of a
+  long batch too); when Redis is down, no tick lands and the clock stands still (pending turns
+  are charged nothing for an outage).
 
 Where it runs: a thread of every worker process (``python -m service.jobs.worker``), so the
-clock runs while a worker can apply timeouts, and a second worker is a standby dispatcher too
-(no failover delay: its claims simply find the due entries)."""
+clock runs while a worker runs, and a second worker is a second dispatcher (no failover delay:
+its claims simply find the due entries; the claims share the load out)."""
 
 from __future__ import annotations
 
@@ -38,12 +45,12 @@ import logging
 import os
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import redis
-from rq import Queue
+from redis.exceptions import ClusterDownError, ReadOnlyError, SlotNotCoveredError, TryAgainError
 
 from ..store import clock, deadlines, heartbeats
-from ..store.queues import DEADLINES
 from . import timeouts
 
 log = logging.getLogger(__name__)
@@ -54,16 +61,25 @@ POLL_S = float(os.environ.get("DEADLINE_POLL_S", "0.1"))
 LEASE_S = float(os.environ.get("DEADLINE_LEASE_S", "5"))
 #: seconds between two ticks of the service clock
 TICK_S = 0.2
-#: the most entries one claim takes (the rest on the next round, at once)
-BATCH = 500
+#: the most entries one claim takes (the rest on the next round, at once): a backlog is taken
+#: in pieces, each claimed entry's lease starting shortly before its settle
+BATCH = 50
+#: settles run this many at a time: a settle is two round trips to Redis, and on a busy host
+#: each waits for Redis to be scheduled, so one at a time fell behind 100 timeouts/s
+SETTLERS = 16
+#: claimed and not yet settled, at most: one per settler, so none waits behind another
+MAX_IN_FLIGHT = SETTLERS
+#: entries are claimed this long before they are due, and their settler waits out the rest:
+#: on a busy host each wake-up of a thread and each round trip costs tens of milliseconds, and
+#: a claim made at the deadline added two of them to every timeout's lateness
+AHEAD_S = 0.1
 #: while Redis is unreachable, the wait between two tries
 RETRY_S = 0.25
-#: a deadline job's RQ settings: it is one compare-and-set, its result is for inspection
-JOB_TIMEOUT_S = 30
-RESULT_TTL_S = 60
-FAILURE_TTL_S = 24 * 3600
 
-REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
+#: Redis unreachable, stalled, or a cluster between masters (a failover: no master for a slot
+#: yet, or a write reaching a demoted one): retried, not a bug
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, ClusterDownError, TryAgainError,
+              SlotNotCoveredError, ReadOnlyError)
 
 
 def wait_for_redis(r: redis.Redis, stopping: threading.Event, every: float) -> bool:
@@ -76,6 +92,8 @@ def wait_for_redis(r: redis.Redis, stopping: threading.Event, every: float) -> b
         except REDIS_DOWN:
             stopping.wait(every)
     return False
+
+
 #: how often a dispatcher says it is alive (``/readyz`` wants one within READY_MAX_AGE_S, 15 s)
 BEAT_S = 2.0
 
@@ -88,8 +106,13 @@ class Dispatcher:
                  poll_s: float = POLL_S, lease_s: float = LEASE_S) -> None:
         self.name = name
         self.queue_redis = queue_redis
-        self.queue = Queue(DEADLINES, connection=queue_redis)
         self.next_beat = 0.0
+        self.pool = ThreadPoolExecutor(SETTLERS, thread_name_prefix=f"{name}-settle")
+        self.lock = threading.Lock()
+        self.in_flight: set[Future[str]] = set()
+        self.wake = threading.Event()
+        self.next_settle_warning = 0.0
+        self.last_error: BaseException | None = None
         self.data = timeouts.data_redis(queue_redis)
         self.poll_s = poll_s
         self.lease_s = lease_s
@@ -97,16 +120,66 @@ class Dispatcher:
         self.thread: threading.Thread | None = None
 
     def dispatch(self, now: float | None = None) -> tuple[int, float | None]:
-        """One round: claim what is due and queue its jobs. Returns how many were queued and the
-        earliest score left in the index."""
+        """One round: claim what is due within ``AHEAD_S``, as many as there are free settlers
+        for, and hand each to a settler (:meth:`drain` waits for them). Returns how many were
+        claimed and the earliest score left in the index. A round does not wait for its
+        settles: an entry that comes due meanwhile is claimed by the next round while a slow
+        settle goes on."""
         now = time.time() if now is None else now
-        claimed, nxt = deadlines.claim(self.data, now, self.lease_s, BATCH)
-        if claimed:
-            self.queue.enqueue_many([Queue.prepare_data(
-                timeouts.settle, (mid, score), job_id=deadlines.job_id(mid, score),
-                timeout=JOB_TIMEOUT_S, result_ttl=RESULT_TTL_S, failure_ttl=FAILURE_TTL_S)
-                for mid, score in claimed])
+        with self.lock:
+            free = MAX_IN_FLIGHT - len(self.in_flight)
+        if free <= 0:
+            return 0, None
+        claimed, nxt = deadlines.claim(self.data, now + AHEAD_S, self.lease_s, min(BATCH, free))
+        for mid, score in claimed:
+            fut = self.pool.submit(self._settle, mid, score)
+            with self.lock:
+                self.in_flight.add(fut)
+            fut.add_done_callback(self._settled)
         return len(claimed), nxt
+
+    def _settle(self, mid: str, due: float) -> str:
+        """A settler: wait until the entry's score (it was claimed up to ``AHEAD_S`` early, so
+        that its settle starts on time rather than a claim and a hand-over later), then settle
+        it."""
+        early = due - time.time()
+        if early > 0 and self.stopping.wait(early):
+            raise redis.ConnectionError("the dispatcher is stopping")  # (its lease brings it back)
+        return timeouts.settle_on(self.data, mid)
+
+    def _settled(self, fut: Future[str]) -> None:
+        with self.lock:
+            self.in_flight.discard(fut)
+        self.wake.set()  # a settler is free: the loop may claim again
+        if fut.cancelled():  # (stopping)
+            return
+        exc = fut.exception()
+        if exc is None:
+            return
+        self.last_error = exc
+        # its entry stays claimed: it comes due again when its lease ends
+        if isinstance(exc, REDIS_DOWN):
+            now = time.monotonic()
+            if now >= self.next_settle_warning:
+                self.next_settle_warning = now + self.lease_s
+                log.warning("%s: a settle failed (Redis unavailable: %s); its turn is settled "
+                            "again when its lease ends", self.name, exc)
+        else:
+            log.error("%s: settling failed", self.name, exc_info=exc)
+
+    def drain(self, timeout: float = 30.0) -> None:
+        """Wait until the settles handed out so far are done; raise the error of the last one
+        that failed since the previous call, if any (for tests and tools: the loop doesn't)."""
+        with self.lock:
+            futs = list(self.in_flight)
+        done, _ = wait(futs, timeout)
+        # (a future's waiters hear of it before its callbacks run: look at it too)
+        failed = [f.exception() for f in futs
+                  if f in done and not f.cancelled() and f.exception() is not None]
+        exc, self.last_error = self.last_error, None
+        exc = failed[0] if failed else exc
+        if exc is not None:
+            raise exc
 
     def tick(self) -> None:
         now = time.monotonic()
@@ -145,11 +218,16 @@ class Dispatcher:
                 continue
             if n >= BATCH:
                 continue
-            wait = min(self.poll_s, next_tick - time.monotonic())
+            pause = min(self.poll_s, next_tick - time.monotonic())
             if nxt is not None:
-                wait = min(wait, nxt - time.time())
-            if wait > 0:
-                self.stopping.wait(wait)
+                pause = min(pause, nxt - AHEAD_S - time.time())
+            self.wake.clear()
+            with self.lock:
+                full = len(self.in_flight) >= MAX_IN_FLIGHT
+            if full:  # until a settler is free (or the clock's tick is due)
+                self.wake.wait(max(0.0, next_tick - time.monotonic()))
+            elif pause > 0:
+                self.stopping.wait(pause)
         log.info("%s: stopped", self.name)
 
     def start(self) -> Dispatcher:
@@ -161,3 +239,4 @@ class Dispatcher:
         self.stopping.set()
         if self.thread is not None:
             self.thread.join(timeout)
+        self.pool.shutdown(wait=False, cancel_futures=True)

@@ -1,8 +1,8 @@
-"""Turn deadlines: the job the deadline dispatcher (``jobs/dispatcher.py``) queues when a
-match's entry in the deadline index comes due.
+"""Turn deadlines: what the deadline dispatcher (``jobs/dispatcher.py``) does when a match's
+entry in the deadline index comes due.
 
-``settle`` applies what is due through the match's compare-and-set, the same as an action, so a
-late, repeated or concurrent job changes nothing: a timeout is applied once. It never applies
+``settle_on`` applies what is due through the match's compare-and-set, the same as an action, so a
+late, repeated or concurrent call changes nothing: a timeout is applied once. It never applies
 one early either: whether a turn is due is the store's decision, on the service clock
 (store/clock.py). When nothing was due (the clock stood still through an outage and moved the
 deadline, the job ran before the deadline on a host whose clock is ahead, or a player moved
@@ -54,11 +54,17 @@ def _connection() -> redis.Redis:
 
 
 def settle(mid: str, claimed: float = 0.0) -> str:
-    """The deadline job of ``mid`` (``claimed``: the index score the dispatcher took; in the
-    job's arguments for whoever reads the queue). Returns ``applied`` (this job applied the due
+    """``mid``'s deadline as an RQ job (``claimed``: the index score taken, for whoever reads
+    the queue): :func:`settle_on` on this process's data client. The dispatcher calls
+    :func:`settle_on` itself; the job stays for a deadline queued by hand or by an older
+    release."""
+    return settle_on(_connection(), mid)
+
+
+def settle_on(r: redis.Redis, mid: str) -> str:
+    """Apply what is due of ``mid`` now. Returns ``applied`` (this call applied the due
     timeouts), ``pending`` (a turn is pending and not due: its entry is set to its deadline),
     ``over`` (no turn is pending: the entry is removed) or ``gone`` (no such match)."""
-    r = _connection()
     now = time.time()
     try:
         doc = matches.expire(r, mid, now=now)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import redis
-from rq import Queue, SimpleWorker
+from rq import Queue
 from rq.job import Job
 from rq.registry import FailedJobRegistry, FinishedJobRegistry
 
@@ -268,8 +268,8 @@ def test_worker_sigkilled_then_new_worker_applies_each_overdue_timeout_once(
     """With no worker alive the turn clock stands still (store/clock.py): the killed worker's
     pending turns are charged nothing for the time without one, and once a new worker runs
     each of them gets a whole turn again; then every deadline is applied exactly once, also
-    those whose queued job was lost with the worker (their claim's lease ends: dispatched
-    again)."""
+    those the killed dispatcher had claimed and not settled (their claim's lease ends: settled
+    then)."""
     first = procs("worker", env={"DEADLINE_LEASE_S": "2"})
     starts = [new_match(r)[0] for _ in range(8)]
     time.sleep(1.6)  # some timeouts applied, a deadline pending in every match
@@ -280,11 +280,10 @@ def test_worker_sigkilled_then_new_worker_applies_each_overdue_timeout_once(
     assert len(overdue) == len(docs), "every match should hold an overdue, unapplied deadline"
     # no worker: the clock stands, so even a read past the (wall-clock) deadline applies nothing
     assert [matches.get(r, d.id).version for d in docs] == [d.version for d in docs]
-    # Three entries were claimed by a dispatcher whose jobs were lost (the queue is emptied):
-    # only the end of their lease brings them back
+    # Three entries were claimed by the dead dispatcher and never settled: only the end of
+    # their lease brings them back
     for d in docs[:3]:
         r.zadd(keys.DEADLINES, {d.id: time.time() + 1.5})
-    Queue(QUEUE, connection=q).empty()
     procs("worker", wait_ready=False)
 
     def caught_up() -> bool:
@@ -312,8 +311,9 @@ def test_worker_sigkilled_then_new_worker_applies_each_overdue_timeout_once(
 def test_two_workers_and_duplicate_jobs_never_apply_a_timeout_twice(
         r: redis.Redis, q: redis.Redis, redis_server: Server,
         procs: Callable[..., RqProcess]) -> None:
-    """Two workers, so two dispatchers claim from the same index; on top, two extra jobs for
-    every pending turn are queued at its deadline. Each deadline is applied exactly once."""
+    """Two workers, so two dispatchers claim from the same index and settle what they claimed;
+    on top, two extra RQ jobs (``timeouts.settle``) for every pending turn are queued at its
+    deadline, for the workers' RQ side. Each deadline is applied exactly once."""
     procs("worker", worker_name="w-one")
     procs("worker", worker_name="w-two")
     queue = Queue(QUEUE, connection=q)
@@ -355,7 +355,7 @@ def test_two_workers_and_duplicate_jobs_never_apply_a_timeout_twice(
     results = [j.return_value() for j in jobs]
     assert results.count("applied") <= applied, results  # a job per applied commit at most
     assert {j.worker_name for j in jobs} == {"w-one", "w-two"}, "one worker ran every job"
-    assert {j.id.split("-")[0] for j in jobs} >= {"deadline", "dup1", "dup2"}
+    assert {j.id.split("-")[0] for j in jobs} == {"dup1", "dup2"}  # no job per deadline
 
 
 # --------------------------------------------------------------------------- no worker at all
@@ -486,47 +486,48 @@ def test_dispatch_claims_each_due_entry_once_and_never_before_its_deadline(
     assert deadlines.claim(r, base + 5, lease=5)[0] == [("m_exact", base + 5)]
 
 
-def test_a_job_that_failed_because_redis_went_away_is_dispatched_again_and_applies_once(
+def test_a_settle_that_failed_because_redis_went_away_is_retried_and_applies_once(
         r: redis.Redis, q: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A dispatcher and RQ's own SimpleWorker, here in the test process: the first job of a due
-    turn fails with a connection error (as when Redis goes away mid-job); its entry stays
-    claimed, comes due again when the lease ends, and the second job applies the timeout once.
-    A job lost outright (the queue emptied) is dispatched again the same way."""
+    """A dispatcher here in the test process: its first settle of a due turn fails with a
+    connection error (as when Redis goes away mid-settle, or a cluster master fails over); the
+    entry stays claimed, comes due again when the lease ends, and is applied then, once. An
+    entry claimed by a dispatcher that died before settling it comes back the same way. No RQ
+    job is involved: nothing is left in a failed registry."""
     d = dispatcher.Dispatcher(q, lease_s=0.5)
     queue = Queue(QUEUE, connection=q)
-    doc, _ = new_match(r, turn_timeout_s=3)  # room for a slow worker start between deadlines
+    doc, _ = new_match(r, turn_timeout_s=3)  # room for a slow machine between deadlines
     assert doc.deadline is not None
-    time.sleep(max(0.0, doc.deadline - time.time()) + 0.02)
-    assert d.dispatch()[0] == 1 and d.dispatch()[0] == 0  # claimed once, then leased
-
     real_expire = matches.expire
 
     def outage(*args: Any, **kwargs: Any) -> MatchDoc:
         raise redis.ConnectionError("Connection refused (the test's outage)")
 
     monkeypatch.setattr(matches, "expire", outage)
-    SimpleWorker([queue], connection=q).work(burst=True)
-    assert FailedJobRegistry(queue=queue).count == 1
+    time.sleep(max(0.0, doc.deadline - time.time()) + 0.02)
+    assert d.dispatch()[0] == 1
+    with pytest.raises(redis.ConnectionError):
+        d.drain()  # (the settles run on the dispatcher's settler threads)
     assert matches.load(r, doc.id).version == doc.version  # nothing applied
     monkeypatch.setattr(matches, "expire", real_expire)
+    assert d.dispatch()[0] == 0  # leased: not before the lease ends
     time.sleep(0.55)  # the lease ends
-    n, _ = d.dispatch()
-    assert n == 1
-    SimpleWorker([queue], connection=q).work(burst=True)
+    assert d.dispatch()[0] == 1
+    d.drain()
     after = matches.load(r, doc.id)
     assert after.version == doc.version + 1 and len(timeout_events(after)) == 1
-    jobs = Job.fetch_many(FinishedJobRegistry(queue=queue).get_job_ids(), connection=q)
-    assert [j.return_value() for j in jobs if j is not None] == ["applied"]
-    # the next deadline's job is lost (queue emptied before any worker took it)
+    assert d.dispatch()[0] == 0  # its next turn's entry: not due yet
+    # the next deadline is claimed by a dispatcher that dies before settling it
     assert after.deadline is not None
     time.sleep(max(0.0, after.deadline - time.time()) + 0.02)
-    assert d.dispatch()[0] == 1
-    queue.empty()
+    assert len(deadlines.claim(r, time.time(), 0.5)[0]) == 1
+    assert matches.load(r, doc.id).version == after.version
     time.sleep(0.55)
     assert d.dispatch()[0] == 1
-    SimpleWorker([queue], connection=q).work(burst=True)
+    d.drain()
     last = matches.load(r, doc.id)
     assert last.version == after.version + 1 and len(timeout_events(last)) == 2
+    assert queue.count == 0 and FailedJobRegistry(queue=queue).count == 0
+    d.stop()
 
 
 def test_concurrent_reads_past_a_deadline_all_succeed_and_apply_it_once(

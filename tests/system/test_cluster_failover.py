@@ -1,5 +1,5 @@
-"""A Redis Cluster master dies while matches are played: its replica is promoted and no move
-that was acknowledged is lost.
+"""A Redis Cluster master dies while matches are played: its replica is promoted, no move
+that was acknowledged is lost, and no deadline is lost or applied twice (the second test).
 
 A private cluster of 3 masters with a replica each (tests/support/redis_cluster.py, node timeout
 2 s); the store's client asks every transaction to reach one replica before it counts
@@ -22,16 +22,21 @@ from typing import Any
 
 import pytest
 import redis
+import requests
 from redis.exceptions import RedisClusterException
 
 from service import engine
 from service.store import cluster, keys, matches, players
-from service.store.docs import ACTIVE, MatchDoc
+from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from service.store.errors import StoreError
+from tests.support.ladderbots import timeouts_of
 from tests.support.redis_cluster import RedisCluster, find_cluster_tools
 from tests.support.redis_proc import RedisProcess
+from tests.support.rqproc import RqCron, RqWorker
+from tests.support.server import ApiServer
+from tests.support.stack import wait_for
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(300)
 
 
 def respond(doc: MatchDoc, seat: int, now: float) -> dict[str, Any]:
@@ -145,3 +150,152 @@ def test_a_master_killed_mid_play_loses_no_acknowledged_move() -> None:
         print(f"{len(homes)} matches, {sum(acked.values())} versions acknowledged, "
               f"{sum(after_failover.values())} moves after the failover; errors: {dict(errors)}")
         assert not lost, f"acknowledged versions lost: {lost} (errors: {errors})"
+
+
+# --------------------------------------------------------------------------- deadlines
+
+
+T = 1  # the idle matches' turn clock
+IDLE_MATCHES = 12
+STACK_ENV = {"LADDERS": "[]", "RATE_LIMITS": "0", "METRICS_OPEN": "1",
+             # the repair pass (jobs that failed while Redis was away are queued again) and
+             # the challenge sweep (a job on the data Redis every second) often, to see both
+             "REPAIR_INTERVAL_S": "2", "CHALLENGE_SWEEP_S": "1"}
+IDLE = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy": "auto",
+        "max_timeouts": 1000, "tokens_to_win": 20, "first_seat": 0}
+
+
+def failed_jobs(api_url: str) -> int | None:
+    """The failed-jobs gauge of ``/metrics``, summed over the queues (None: no answer)."""
+    try:
+        resp = requests.get(api_url + "/metrics", timeout=5)
+    except requests.RequestException:
+        return None
+    if resp.status_code != 200:
+        return None
+    total = 0
+    for line in resp.text.splitlines():
+        if line.startswith("ll_rq_queue_depth{") and 'state="failed"' in line:
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def test_a_master_failing_over_under_deadline_load_loses_and_doubles_no_timeout() -> None:
+    """The whole stack (gunicorn, the worker with its deadline dispatcher, ``rq cron``) on the
+    cluster with a replica per master (``?wait_replicas=1``), RQ on a Redis of its own. Twelve
+    matches whose players never move time out every second; the master that holds the deadline
+    index (every claim of the dispatcher goes there) is SIGKILLed and its replica takes over.
+
+    - no deadline lost: every match goes on timing out, and none is left overdue;
+    - no move doubled: every version of a match since its joins is one timeout, and no history
+      seen during the test (a watcher reads every match all along) was rewritten later;
+    - the failed-jobs gauge of ``/metrics`` is 0 at the end: jobs that failed while the slots
+      moved were queued again by the repair pass and done (deadlines make no RQ job at all)."""
+    tools = find_cluster_tools()
+    if isinstance(tools, str):
+        pytest.skip(tools)
+    with RedisCluster(masters=3, replicas=1) as rc, RedisProcess() as q:
+        url = rc.url + "?wait_replicas=1&wait_timeout_ms=1000"
+        env = {**STACK_ENV, "QUEUE_REDIS_URL": q.url}
+        api = ApiServer(url, env=env)
+        worker = RqWorker(url, env=env)
+        cron = RqCron(url, env=env)
+        c = cluster.connect(url, queue=q.url)
+        stop = threading.Event()
+        seen: dict[str, list[list[dict[str, Any]]]] = {}  # match -> every event log read
+        max_failed = 0
+        try:
+            api.start()
+            worker.start()
+            cron.start()
+            tag = random.getrandbits(32)
+            joined: dict[str, int] = {}
+            for i in range(IDLE_MATCHES):
+                pids = [players.register(c, f"d{i}x{s}-{tag:x}")["id"] for s in range(2)]
+                doc = matches.create(c, pids[0], dict(IDLE))
+                for pid in pids:
+                    doc = matches.join(c, doc.id, pid)
+                joined[doc.id] = doc.version
+                seen[doc.id] = []
+            victim = rc.master_of(keys.DEADLINES)
+            on_victim = [m for m in joined if rc.master_of(keys.match(m)) == victim]
+
+            def load(mid: str) -> MatchDoc | None:
+                try:
+                    return matches.load(c, mid)
+                except (redis.RedisError, RedisClusterException, OSError):
+                    return None  # the failover
+
+            def watch() -> None:
+                while not stop.is_set():
+                    for mid in joined:
+                        doc = load(mid)
+                        if doc is not None and doc.state is not None:
+                            seen[mid].append([e.to_dict() for e in doc.state.events])
+                    time.sleep(0.2)
+
+            watcher = threading.Thread(target=watch, daemon=True)
+            watcher.start()
+
+            def timeouts(mid: str) -> int:
+                doc = load(mid)
+                return -1 if doc is None else len(timeouts_of(doc))
+
+            wait_for("two timeouts in every match", lambda: all(
+                timeouts(m) >= 2 for m in joined), timeout=60)
+            at_kill = {m: timeouts(m) for m in joined}
+            rc.kill(victim)
+            gauge_during: list[int] = []
+            rc.wait_failover(victim)
+            gauge_during.append(failed_jobs(api.url) or 0)
+            # until it is back as the replica of the promoted master, that shard acknowledges
+            # no change (WAIT 1 finds no replica): its matches' settles fail and are retried
+            rc.revive(victim)
+
+            def went_on(m: str) -> bool:
+                doc = load(m)
+                return doc is not None and (doc.status == FINISHED or
+                                            len(timeouts_of(doc)) >= at_kill[m] + 3)
+
+            wait_for("three more timeouts in every match after the failover", lambda: all(
+                went_on(m) for m in joined), timeout=120, every=0.5)
+
+            def none_overdue() -> bool:
+                now = time.time()
+                docs = [load(m) for m in joined]
+                return all(d is not None and (d.deadline is None or d.deadline > now - 0.5)
+                           for d in docs)
+
+            wait_for("no deadline left overdue", none_overdue, timeout=30, every=0.1)
+            stop.set()
+            watcher.join(timeout=30)
+
+            for mid, v0 in joined.items():
+                doc = matches.load(c, mid)
+                assert doc.state is not None
+                # nobody moves: every version since the joins is one timeout, applied once
+                assert len(timeouts_of(doc)) == doc.version - v0, (mid, doc.version, v0)
+                final = [e.to_dict() for e in doc.state.events]
+                for events in seen[mid]:  # what anyone read is still there, unchanged
+                    assert final[:len(events)] == events, (mid, len(events), len(final))
+
+            def gauge_zero() -> bool:
+                nonlocal max_failed
+                n = failed_jobs(api.url)
+                if n is not None:
+                    max_failed = max(max_failed, n)
+                return n == 0
+
+            wait_for("the failed-jobs gauge back to 0", gauge_zero, timeout=60, every=0.5)
+            print(f"{len(joined)} matches ({len(on_victim)} on the killed master, which held "
+                  f"the deadline index); failed jobs seen: {max(gauge_during + [max_failed])}")
+            assert api.running and worker.running and cron.running
+            logs = {"api": api.log_text(), "worker": worker.log_text(), "cron": cron.log_text()}
+        finally:
+            stop.set()
+            c.close()
+            cron.close()
+            worker.close()
+            api.close()
+    for name, text in logs.items():
+        assert "Traceback" not in text, f"{name} logged an error:\n{text[-6000:]}"
