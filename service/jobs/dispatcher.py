@@ -132,13 +132,13 @@ class Dispatcher:
             return 0, None
         claimed, nxt = deadlines.claim(self.data, now + AHEAD_S, self.lease_s, min(BATCH, free))
         for mid, score in claimed:
-            fut = self.pool.submit(self._settle, mid, score)
+            fut = self.pool.submit(self.settle_claimed, mid, score)
             with self.lock:
                 self.in_flight.add(fut)
-            fut.add_done_callback(self._settled)
+            fut.add_done_callback(self.on_settled)
         return len(claimed), nxt
 
-    def _settle(self, mid: str, due: float) -> str:
+    def settle_claimed(self, mid: str, due: float) -> str:
         """A settler: wait until the entry's score (it was claimed up to ``AHEAD_S`` early, so
         that its settle starts on time rather than a claim and a hand-over later), then settle
         it."""
@@ -147,7 +147,7 @@ class Dispatcher:
             raise redis.ConnectionError("the dispatcher is stopping")  # (its lease brings it back)
         return timeouts.settle_on(self.data, mid)
 
-    def _settled(self, fut: Future[str]) -> None:
+    def on_settled(self, fut: Future[str]) -> None:
         with self.lock:
             self.in_flight.discard(fut)
         self.wake.set()  # a settler is free: the loop may claim again
