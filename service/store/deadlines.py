@@ -3,14 +3,14 @@ its pending turn is due. Every change of a match writes its entry in the change'
 (``store/matches.py``; on a Redis Cluster, as one of the change's effects: store/cluster.py), so
 a committed turn always has its entry, and nothing else about RQ is written by a change.
 
-The deadline dispatcher (``service/jobs/dispatcher.py``) turns due entries into RQ jobs with
-:func:`claim`: one script (so it is atomic, on a single Redis or the index's cluster node) that
-takes the entries due by now and, in the same step, moves each one ``lease`` seconds ahead. So
-an entry goes to one dispatcher only, however many run, and one whose job never settles it (a
-job lost with its worker, or failed because Redis went away) comes due again when its lease ends
-and is dispatched again: retrying is the index's own doing, not RQ's. The job (``jobs/timeouts``
-``settle``) applies the due timeouts through the match's compare-and-set (so a repeated job
-changes nothing) and leaves the entry true again: its commit rewrites it, or
+The deadline dispatcher (``service/jobs/dispatcher.py``) takes due entries with :func:`claim`:
+one script (so it is atomic, on a single Redis or the index's cluster node) that takes the
+entries due by a given time and, in the same step, moves each one ``lease`` seconds ahead. So
+an entry goes to one dispatcher only, however many run, and one that is never settled (its
+worker killed, or its settle failed because Redis went away) comes due again when its lease
+ends and is claimed again: retrying is the index's own doing. The settle (``jobs/timeouts``
+``settle_on``) applies the due timeouts through the match's compare-and-set (so a repeated
+settle changes nothing) and leaves the entry true again: its commit rewrites it, or
 :func:`reschedule` does when nothing was due."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import redis
 
 from . import keys, replies
 
-__all__ = ["claim", "job_id", "reschedule"]
+__all__ = ["claim", "reschedule"]
 
 # KEYS[1]: the index; ARGV: now, now + lease, the most entries to take. Returns the claimed
 # entries and their scores (flat: id, score, id, score ...), then the next score still pending
@@ -59,16 +59,12 @@ def claim(r: redis.Redis, now: float, lease: float,
 
 
 def reschedule(r: redis.Redis, mid: str, at: float | None) -> None:
-    """Set the entry of ``mid`` to ``at`` if it still has one (None: remove it). For a job that
-    found nothing due; a change committed meanwhile may have set a later deadline, which this
-    can overwrite with an earlier one: then that entry is dispatched early, its job finds
+    """Set the entry of ``mid`` to ``at`` if it still has one (None: remove it). For a settle
+    that found nothing due; a change committed meanwhile may have set a later deadline, which
+    this can overwrite with an earlier one: then that entry is claimed early, its settle finds
     nothing due, and reschedules it right."""
     if at is None:
         r.zrem(keys.DEADLINES, mid)
     else:
         r.zadd(keys.DEADLINES, {mid: at}, xx=True)
 
-
-def job_id(mid: str, score: float) -> str:
-    """The RQ job id of one claim: the match and the claimed score in ms (a job per claim)."""
-    return f"deadline-{mid}-{round(score * 1000)}"
