@@ -415,27 +415,27 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
     """Apply a committed change's effects and delete its outbox; if that fails, the repair pass
     applies the outbox later."""
     try:
-        apply(r, effects)
-        if box is not None:
-            # one key: the plain command to its node (RedisCluster.delete splits its keys by
-            # slot through a pipeline, which here would be a SlotPipeline's MULTI)
-            r.execute_command("DEL", box)
+        apply(r, effects, box)
     except redis.RedisError as exc:  # committed: the repair pass applies the outbox
         log.warning("effects of a committed change left to the repair pass: %s", exc)
 
 
-def apply(r: Cluster, effects: list[list[Any]]) -> None:
+def apply(r: Cluster, effects: list[list[Any]], box: str | None = None) -> None:
     """Send the effects of an outbox: its writes (one pipelined round trip, grouped by node),
-    then, once every node has acknowledged them, its wake-ups (``SPUBLISH``).
+    then, once every node has acknowledged them, its wake-ups (``SPUBLISH``) with the ``DEL``
+    of the outbox ``box`` when given (so deleting it costs no round trip of its own).
 
     The wake-ups wait for the writes because a pipeline orders commands per node only: sent
     together, a wake-up on one node can reach a long-poll before the inbox notice it announces
     is written on another (the sender's process descheduled, or its thread losing the GIL,
     between the two nodes' sends). The poll then reads, finds nothing new, waits again, and
     nothing wakes it when the notice lands: it sleeps out its whole ``wait``
-    (docs/operations.md, "Stalls"). Costs a round trip per change, not a command."""
+    (docs/operations.md, "Stalls"). The round trips are those of the writes and the outbox's
+    delete before this ordering: two."""
     writes = [_dec(a) for a in effects if str(a[0]).upper() != "SPUBLISH"]
     wakes = [a for a in effects if str(a[0]).upper() == "SPUBLISH"]
+    if box is not None:
+        wakes.append(["DEL", box])  # (a plain command to its node, in the stock pipeline)
     for batch in (writes, wakes):
         if batch:
             plain = r.plain_pipeline()
