@@ -15,8 +15,9 @@ Prints ``name: number unit`` lines:
 
 - ``used_memory empty/with players/before archiving/after archiving``: Redis's ``used_memory``;
 - ``hot bytes/match``: (before archiving - with players) / matches: one finished match kept
-  in Redis, and its key by key split (``hot document/events/indexes bytes/match``, from
-  ``MEMORY USAGE``);
+  in Redis, and its key by key split (``hot document bytes/match``: the hash, with the packed
+  log of a finished match; ``hot events list bytes/match``: the log's list, none once packed;
+  from ``MEMORY USAGE``);
 - ``archived redis bytes/match``: what stays in Redis per archived match (its index entries);
 - ``archived file bytes/match``: the archive file; ``archived disk bytes/match`` with the file
   system's blocks;
@@ -91,14 +92,18 @@ def main() -> int:
         inbox_bytes = sum(int(r.memory_usage(inbox.key(p)) or 0) for p in tpl_players)
         split = {"document": 0, "events": 0}
         raw = []
+        count = 0
         for mid in templates:
-            h = r.hgetall(keys.match(mid))
-            evs = r.lrange(keys.match_events(mid), 0, -1)
+            h: dict[bytes, bytes] = {k: v for k, v in r.hgetall(keys.match(mid)).items()
+                                     if isinstance(k, bytes) and isinstance(v, bytes)}
+            evs = r.lrange(keys.match_events(mid), 0, -1)  # none once its log is packed
             split["document"] += int(r.memory_usage(keys.match(mid), samples=0) or 0)
             split["events"] += int(r.memory_usage(keys.match_events(mid), samples=0) or 0)
-            doc_raw = h[b"doc"]
-            assert isinstance(doc_raw, bytes)
-            raw.append((h, evs, MatchDoc.from_stored(doc_raw)))
+            packed = h.get(b"ev")
+            if isinstance(packed, bytes):
+                count += len(matches.unpack_log(packed))
+            count += len(evs)
+            raw.append((h, evs, MatchDoc.from_stored(h[b"doc"])))
         # the templates and their players go: what stays is the copies and their players
         r.flushall()
         empty = used(r)
@@ -115,9 +120,10 @@ def main() -> int:
             doc.created_by = seats[0]
             at = finished_at - i
             doc.created_at, doc.finished_at = at - 600, at
-            pipe.hset(keys.match(doc.id), mapping={"v": h[b"v"], "rs": h[b"rs"],
-                                                   "doc": doc.to_stored()})
-            pipe.rpush(keys.match_events(doc.id), *evs)
+            fields: dict[Any, Any] = {**h, b"doc": doc.to_stored()}
+            pipe.hset(keys.match(doc.id), mapping=fields)
+            if evs:
+                pipe.rpush(keys.match_events(doc.id), *evs)
             pipe.zadd(keys.ALL_MATCHES, {doc.id: doc.created_at})
             pipe.zadd(keys.matches_by_status(FINISHED), {doc.id: doc.created_at})
             pipe.zadd(keys.TO_ARCHIVE, {doc.id: at})
@@ -158,8 +164,8 @@ def main() -> int:
             ("matches", n, "matches"),
             ("hot bytes/match", (before - with_players) / n, "bytes"),
             ("hot document bytes/match", split["document"] / len(raw), "bytes"),
-            ("hot events bytes/match", split["events"] / len(raw), "bytes"),
-            ("hot events count/match", sum(len(e) for _, e, _ in raw) / len(raw), "events"),
+            ("hot events list bytes/match", split["events"] / len(raw), "bytes"),
+            ("events/match", count / len(raw), "events"),
             ("archived redis bytes/match", (after - with_players) / n, "bytes"),
             ("archived file bytes/match", file_bytes / n, "bytes"),
             ("archived disk bytes/match", disk_bytes / n, "bytes"),

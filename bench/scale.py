@@ -28,7 +28,10 @@ Prints one figure a line, ``name: number unit``, for each store S:
 - ``S stored bytes/match``: the data Redis's used memory (less an empty store's, and less the
   clients' buffers and Lua scripts, which grow with connections, not data) per match created
   (documents, event logs, indexes, inbox notices, RQ's jobs on ``single``; idempotency
-  records: none here), and ``S matches played`` (finished in the measured seconds). With
+  records: none here); ``S key bytes/match``, the sum of ``MEMORY USAGE`` of every key at the
+  end per match created (the keys themselves: the gap to ``stored bytes/match`` is what Redis
+  allocated besides, which a short run on a 3-master cluster makes large); and ``S matches
+  played`` (finished in the measured seconds). With
   ``--keys``, ``# S <key pattern>: N bytes/match`` lines split it by key (``MEMORY USAGE``).
 
 Background load (the workers' clock ticks, 5 a second each) is counted too: it is small next
@@ -109,6 +112,19 @@ def net_bytes(nodes: list[redis.Redis]) -> int:
 
 def used_memory(nodes: list[redis.Redis]) -> int:
     return sum(int(n.info("memory")["used_memory"]) for n in nodes)
+
+
+def memory_fields(nodes: list[redis.Redis]) -> dict[str, int]:
+    """The numeric fields of ``INFO memory`` in bytes, summed over the nodes."""
+    out: dict[str, int] = {}
+    for n in nodes:
+        for k, v in n.info("memory").items():
+            if isinstance(v, int) and not k.endswith(("_human", "_perc")) and "ratio" not in k \
+                    and k not in ("total_system_memory", "maxmemory", "used_memory_peak",
+                                  "used_memory_rss", "allocator_resident", "allocator_active",
+                                  "allocator_allocated", "used_memory_peak_time"):
+                out[k] = out.get(k, 0) + v
+    return out
 
 
 def stored_memory(nodes: list[redis.Redis]) -> int:
@@ -238,6 +254,7 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
     with stack(kind, opts.apis, opts.workers) as (store, api):
         data, queue = node_clients(store)
         mem0 = stored_memory(data)  # an empty store's own memory, left out of bytes/match
+        info0 = memory_fields(data)
         used0 = used_memory(data)
         load = Load(api.port, opts.clients, f"{kind[0]}{kind[-1]}{os.getpid() % 1000}")
         threads = [threading.Thread(target=load.run_thread, args=(i,), daemon=True)
@@ -273,11 +290,17 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
         # actions applied in the window (answered 200 inside it), as the clients counted them
         applied = sum(1 for per in load.lats for (start, d) in per if t0 <= start + d <= t1)
         mem = stored_memory(data) - mem0
+        keys_total = sum(total for _, total in key_bytes(data).values())
         grown = (used_memory(data) - used0) / max(1, load.matches)
         print(f"# {kind} used_memory growth: {grown:.0f} bytes/match created, connections' "
               "buffers and scripts included", flush=True)
         if opts.keys:
             made = max(1, load.matches)
+            info1 = memory_fields(data)
+            grew = sorted(((k, info1[k] - info0.get(k, 0)) for k in info1),
+                          key=lambda kv: -abs(kv[1]))
+            for k, d in grew[:8]:
+                print(f"# {kind} INFO memory {k}: {d / made:+.0f} bytes/match", flush=True)
             by_key = sorted(key_bytes(data).items(), key=lambda kv: -kv[1][1])
             for pat, (count, total) in by_key[:25]:
                 print(f"# {kind} {pat}: {total / made:.0f} bytes/match ({count} keys)",
@@ -293,11 +316,13 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
             "api cpu ms/action": (api1 - api0) * 1000 / applied,
             "redis cpu ms/action": (redis1 - redis0) * 1000 / applied,
             "stored bytes/match": mem / max(1, load.matches),
+            "key bytes/match": keys_total / max(1, load.matches),
             "matches played": float(load.matches - matches0),
         }
 
 
 UNITS = {"actions/s": "actions/s", "matches played": "matches", "stored bytes/match": "bytes",
+         "key bytes/match": "bytes",
          "data bytes/action": "bytes"}
 
 

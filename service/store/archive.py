@@ -201,11 +201,13 @@ def find(r: redis.Redis, mid: str) -> Archived | None:
 
 # --------------------------------------------------------------------------- the pass
 
-#: a match's keys in one snapshot: [v, rs, doc, events..., "", asked...] (nil: no document)
+#: a match's keys in one snapshot: [v, rs, doc, [events...], [asked...], packed log or ''] (nil:
+#: no document; a finished match's log is packed in its document, ``matches._pack_log``)
 _SNAPSHOT = """
-local h = redis.call('HMGET', KEYS[1], 'v', 'rs', 'doc')
+local h = redis.call('HMGET', KEYS[1], 'v', 'rs', 'doc', 'ev')
 if not h[1] then return false end
-return {h[1], h[2], h[3], redis.call('LRANGE', KEYS[2], 0, -1), redis.call('SMEMBERS', KEYS[3])}
+return {h[1], h[2], h[3], redis.call('LRANGE', KEYS[2], 0, -1), redis.call('SMEMBERS', KEYS[3]),
+        h[4] or ''}
 """
 
 #: delete a match's keys if its version is still ARGV[1]: 1 deleted, 0 no document, -1 moved
@@ -236,11 +238,14 @@ def snapshot(r: redis.Redis, mid: str) -> Archived | None:
     out = _run(r, _SNAPSHOT, _names(mid), [])
     if not out:
         return None
-    v, rs, doc, evs, asked = out
+    v, rs, doc, evs, asked, packed = out
     events = []
     for raw in evs:
         seq, rnd, kind, data, to = orjson.loads(raw)
         events.append(Event(seq, rnd, kind, data, None if to is None else tuple(to)))
+    if packed:
+        events = [Event(seq, rnd, kind, data, None if to is None else tuple(to))
+                  for seq, rnd, kind, data, to in orjson.loads(zlib.decompress(packed))]
     return Archived(id=mid, version=int(v), round_start=int(rs),
                     doc=zlib.decompress(doc), events=events, asked=sorted(replies.texts(asked)))
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import redis
 
@@ -71,6 +72,7 @@ def reads(r: redis.Redis, mid: str, pid: str) -> list[Any]:
 
 
 def hot_keys(r: redis.Redis, mid: str) -> int:
+    """The match's document and its log's list (a finished match's log is in its document)."""
     return int(r.exists(keys.match(mid))) + int(r.exists(keys.match_events(mid)))
 
 
@@ -80,7 +82,9 @@ def test_an_archived_match_reads_as_it_did_and_leaves_redis(redis_db: redis.Redi
     archive.attach(r, str(tmp_path))
     mid, pids = played(r, "arch-1", now=time.time() - 10 * DAY)
     before = reads(r, mid, pids[0])
-    assert hot_keys(r, mid) == 2 and r.zscore(keys.TO_ARCHIVE, mid) is not None
+    # finished: its log packed into its document (matches._pack_log), the list gone
+    assert hot_keys(r, mid) == 1 and r.hexists(keys.match(mid), "ev")
+    assert r.zscore(keys.TO_ARCHIVE, mid) is not None
 
     got = archive.archive_due(r, archive.Archive(str(tmp_path)), retention_s=7 * DAY)
     assert (got.archived, got.gone, got.kept) == (1, 0, 0)
@@ -107,7 +111,7 @@ def test_matches_in_play_or_finished_within_the_retention_stay(redis_db: redis.R
     assert got.archived == 1
     assert hot_keys(r, due) == 0
     assert hot_keys(r, active) == 2 and not os.path.exists(arc.path(active))
-    assert hot_keys(r, recent) == 2 and not os.path.exists(arc.path(recent))
+    assert hot_keys(r, recent) == 1 and not os.path.exists(arc.path(recent))
     # an active match is never even asked for: it is not in the pass's index
     assert r.zscore(keys.TO_ARCHIVE, active) is None
 
@@ -121,7 +125,7 @@ def test_a_pass_in_batches_and_two_at_once_archive_each_match_once(redis_db: red
     ids = [played(r, f"arch-b{i}", now=old)[0] for i in range(5)]
     before = {m: matches.load(r, m).to_json() for m in ids}
     first = archive.archive_due(r, arc, retention_s=7 * DAY, batch=2)
-    assert first.archived == 2 and sum(hot_keys(r, m) for m in ids) == 6
+    assert first.archived == 2 and sum(hot_keys(r, m) for m in ids) == 3
     results: list[archive.PassResult] = []
     threads = [threading.Thread(target=lambda: results.append(
         archive.archive_due(r, arc, retention_s=7 * DAY, batch=10))) for _ in range(2)]
@@ -142,7 +146,7 @@ def test_a_crash_between_file_and_delete_leaves_both_and_the_next_pass_finishes(
     snap = archive.snapshot(r, mid)
     assert snap is not None
     arc.write(mid, archive.encode(snap))  # the file written, then the process died
-    assert hot_keys(r, mid) == 2
+    assert hot_keys(r, mid) == 1
     got = archive.archive_due(r, arc, retention_s=7 * DAY)
     assert got.archived == 1 and hot_keys(r, mid) == 0
 
@@ -158,7 +162,7 @@ def test_a_match_changed_after_its_snapshot_is_not_deleted(redis_db: redis.Redis
             r.hincrby(keys.match(m), "v", 1)  # the match changes while its file is written
 
     out = archive.archive_one(r, Racing(str(tmp_path)), mid, cutoff=time.time())
-    assert out == "kept" and hot_keys(r, mid) == 2 and r.zscore(keys.TO_ARCHIVE, mid)
+    assert out == "kept" and hot_keys(r, mid) == 1 and r.zscore(keys.TO_ARCHIVE, mid)
 
 
 def test_a_missing_or_corrupt_file_is_archive_unavailable(redis_db: redis.Redis,
@@ -196,3 +200,39 @@ def test_the_migration_indexes_finished_matches_stored_before_the_index(
     assert migrate.archive_index(r) == 0
     assert archive.archive_due(r, archive.Archive(str(tmp_path)),
                                retention_s=7 * DAY).archived == 1
+
+
+def test_a_finished_match_reads_the_same_with_its_log_packed(redis_db: redis.Redis) -> None:
+    """The commit that finishes a match packs its log into its document: every read answers
+    as from the list, and a retry of the last action (its idempotency record) still answers
+    as the first time."""
+    r = redis_db
+    pids = [players.register(r, f"pack-{i}")["id"] for i in range(2)]
+    doc = matches.create(r, pids[0], {**OPTIONS, "seed": "pack"})
+    for pid in pids:
+        doc = matches.join(r, doc.id, pid)
+    rng = random.Random("pack")
+    last: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+    while doc.status == ACTIVE:
+        assert doc.state is not None
+        pid, action = pids[doc.state.turn], rng.choice(engine.legal_action_dicts(doc.state))
+        answer = matches.act(r, doc.id, pid, action, respond=respond, idempotency_key="k")
+        last = (pid, action, answer)
+        doc = matches.load(r, doc.id)
+        if doc.status == ACTIVE:  # one key for every action: free it for the next one
+            r.delete(keys.idempotency(doc.id, pid, "k"))
+    assert last is not None and r.hexists(keys.match(doc.id), "ev")
+    assert not r.exists(keys.match_events(doc.id))
+    packed = reads(r, doc.id, pids[0])
+    pid, action, answer = last
+    assert matches.act(r, doc.id, pid, action, respond=respond, idempotency_key="k") == answer
+
+    # the same match with its log as a list (as before packing, or when packing failed)
+    raw = r.hget(keys.match(doc.id), "ev")
+    assert isinstance(raw, bytes)
+    log = matches.unpack_log(raw)
+    r.hdel(keys.match(doc.id), "ev")
+    r.rpush(keys.match_events(doc.id), *(orjson.dumps((e.seq, e.round, e.type, e.data, e.to))
+                                          for e in log))
+    matches._known.clear()
+    assert reads(r, doc.id, pids[0]) == packed
