@@ -351,6 +351,12 @@ def test_the_log_is_a_list_beside_a_document_that_does_not_hold_it(
     doc, _ = played(r, 30)
     assert doc.state is not None and doc.state.round > 1
     logged = [event_from_json(raw) for raw in r.lrange(keys.match_events(doc.id), 0, -1)]
+    packed = r.hget(keys.match(doc.id), "ev")  # the deal may have ended the match: packed
+    if doc.status == FINISHED:
+        assert isinstance(packed, bytes) and not logged
+        logged = matches.unpack_log(packed)
+    else:
+        assert packed is None
     assert logged == doc.state.events  # index = seq, every event once, in order
     assert [e.seq for e in logged] == list(range(len(logged)))
     stored = r.hgetall(keys.match(doc.id))
