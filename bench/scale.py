@@ -115,10 +115,16 @@ def used_memory(nodes: list[redis.Redis]) -> int:
 
 
 def memory_fields(nodes: list[redis.Redis]) -> dict[str, int]:
-    """The numeric fields of ``INFO memory`` in bytes, summed over the nodes."""
+    """The numeric fields of ``INFO memory`` and ``MEMORY STATS`` in bytes, summed over the
+    nodes."""
     out: dict[str, int] = {}
     for n in nodes:
-        for k, v in n.info("memory").items():
+        stats = n.memory_stats()
+        flat = {f"stats.{k}": v for k, v in stats.items()}
+        for k, v in stats.items():
+            if isinstance(v, dict):
+                flat.update({f"stats.{k}.{k2}": v2 for k2, v2 in v.items()})
+        for k, v in [*n.info("memory").items(), *flat.items()]:
             if isinstance(v, int) and not k.endswith(("_human", "_perc")) and "ratio" not in k \
                     and k not in ("total_system_memory", "maxmemory", "used_memory_peak",
                                   "used_memory_rss", "allocator_resident", "allocator_active",
@@ -299,7 +305,7 @@ def measure(kind: str, opts: argparse.Namespace) -> dict[str, float]:
             info1 = memory_fields(data)
             grew = sorted(((k, info1[k] - info0.get(k, 0)) for k in info1),
                           key=lambda kv: -abs(kv[1]))
-            for k, d in grew[:8]:
+            for k, d in grew[:16]:
                 print(f"# {kind} INFO memory {k}: {d / made:+.0f} bytes/match", flush=True)
             by_key = sorted(key_bytes(data).items(), key=lambda kv: -kv[1][1])
             for pat, (count, total) in by_key[:25]:
