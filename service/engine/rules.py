@@ -36,6 +36,7 @@ from .errors import (
     AlreadyForfeited,
     IllegalAction,
     InvalidSeat,
+    InvalidState,
     MalformedAction,
     MatchOver,
     NotYourTurn,
@@ -639,8 +640,13 @@ def timeout_action(state: MatchState) -> Action:
     be chosen; a guesser (the guard) names a card drawn at random, each kind weighted by its
     copies not yet seen face up (discards and face-up cards; the own hand is not consulted),
     uniformly if none are left. A chancellor keeps the highest card and returns the others
-    lowest first (the return is private). The draws come from ``Random("<seed>:auto:<version>")``.
+    lowest first (the return is private). The draws come from ``Random("<seed>:auto:<version>")``,
+    so a state without an event log (whose version stays put) has no automatic move:
+    ``InvalidState``.
     """
+    if not state.log:
+        raise InvalidState("automatic moves are drawn from the event log's length: "
+                           "this state keeps no log")
     acts = legal_actions(state)
     if not acts:
         raise MatchOver("the match is over")

@@ -81,8 +81,9 @@ class MatchState:
     rounds: list[RoundResult] = field(default_factory=list)  # one result per finished round
     events: list[Event] = field(default_factory=list)
     # False: the engine keeps no event log (``events`` stays as it is, ``version`` too): what a
-    # simulation that reads only the state wants, with every rule and check as with a log. Not
-    # part of the state: no JSON (a stored match always logs), no equality; cloned.
+    # simulation that reads only the state wants, with every rule and check as with a log (but
+    # no automatic moves: timeout_action draws from the log's length). Not part of the state: no
+    # JSON (a stored match always logs), no equality; cloned.
     log: bool = field(default=True, compare=False)
     # The legal actions of the current turn, memoized by ``rules`` with the version and the hand
     # they were computed for: every change the engine makes adds events (and, for a state

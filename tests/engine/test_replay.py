@@ -13,12 +13,15 @@ import pytest
 
 from service.engine import (
     InvalidOptions,
+    InvalidState,
     MatchState,
+    apply,
     apply_inplace,
     apply_timeout,
     forfeit_inplace,
     legal_actions,
     new_match,
+    timeout_action,
 )
 
 # sha256 of the final state's JSON, first 16 hex digits
@@ -64,9 +67,12 @@ def play_both(ruleset: str, players: int, setup: str) -> tuple[Any, Any, int]:
     while logged.status == "active":
         k += 1
         assert legal_actions(bare) == legal_actions(logged)
-        if k % 37 == 0:
-            logged, _ = apply_timeout(logged)
-            bare, events = apply_timeout(bare)
+        if k % 37 == 0:  # the logged state's automatic move: an unlogged one has none
+            action = timeout_action(logged)
+            logged, _ = apply(logged, action, timeout=True)
+            bare, events = apply(bare, action, timeout=True)
+            with pytest.raises(InvalidState):
+                timeout_action(bare)
         elif k == 200 and players > 2:
             forfeit_inplace(logged, (logged.turn + 1) % players)
             events = forfeit_inplace(bare, (bare.turn + 1) % players)
@@ -81,7 +87,8 @@ def play_both(ruleset: str, players: int, setup: str) -> tuple[Any, Any, int]:
 @pytest.mark.parametrize(("ruleset", "players", "setup"), sorted(DIGESTS))
 def test_r5_a_match_without_log_plays_the_same(ruleset: str, players: int, setup: str) -> None:
     """``log=False`` (simulations) changes nothing but the log: the same legal actions at every
-    step and the same final state, with no events, and it stays off through clones."""
+    step and the same final state, with no events, and it stays off through clones. Automatic
+    moves (drawn from the log's length) are refused on it."""
     logged, bare, turns = play_both(ruleset, players, setup)
     assert turns > 20 and logged.events and bare.events == [] and bare.version == 0
     assert bare.status == "finished" and not bare.log and not bare.clone().log
