@@ -208,6 +208,7 @@ def play_block(b: Block, url: str, workdir: Path) -> None:
     assert re.search(rf"{final.match_id} finished: (won|lost)", out), out
 
 
+@pytest.mark.timeout(900)  # its simulations are CPU-bound: minutes on a starved machine
 def test_sdk_readme_blocks_run(api_server: ApiServer, workdir: Path,
                                monkeypatch: pytest.MonkeyPatch) -> None:
     url = api_server.url
