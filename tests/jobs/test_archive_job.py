@@ -2,8 +2,7 @@
 ``service.jobs.archive.run`` and a real worker process (``python -m service.jobs.worker``) runs
 it, again and again. Old finished matches leave Redis for the archive directory once, read the
 same afterwards; a match in play or finished within the retention stays. Every job's result
-expires: the cron jobs', a deadline job's and a rating job's (RQ's default would keep a failed
-one a year)."""
+expires: the cron jobs' and a rating job's (RQ's default would keep a failed one a year)."""
 
 from __future__ import annotations
 
@@ -17,12 +16,11 @@ from typing import Any
 import pytest
 import redis
 from rq import Queue
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.registry import FinishedJobRegistry
 
 from service import engine
 from service.jobs import cron as cron_config
-from service.jobs import dispatcher
 from service.store import archive, keys, matches, players, queues
 from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from tests.support.redis_proc import RedisProcess
@@ -111,20 +109,16 @@ def test_cron_and_a_worker_archive_old_finished_matches_once(
         assert 0 < r.ttl(job.key) <= cron_config.RESULT_TTL_S
 
 
-def test_a_deadline_job_result_and_a_rating_job_expire(
+def test_a_rating_job_expires_failed_or_done(
         redis_db: redis.Redis, redis_server: RedisProcess, env: dict[str, str]) -> None:
+    """The one job a change queues (a ladder match's rating) carries its TTLs; run by a real
+    worker on a match that isn't there, it fails, and its failure expires (RQ's default would
+    keep it a year)."""
     r = redis_db
     with RqWorker(redis_server.url, env=env):
-        doc, _ = played(r, "job-deadline", finish=False, timeout_s=1)
-        deadlines = Queue(queues.DEADLINES, connection=r)
-        registry = FinishedJobRegistry(queue=deadlines)
-        wait_for("a deadline job done", lambda: registry.get_job_ids())
-        job = Job.fetch(registry.get_job_ids()[0], connection=r)
-        assert job.result_ttl == dispatcher.RESULT_TTL_S
-        assert job.failure_ttl == dispatcher.FAILURE_TTL_S
-        assert 0 < r.ttl(job.key) <= dispatcher.RESULT_TTL_S
-
-    # a rating job is queued with its TTLs (after the commit that finishes a ladder match)
-    queues.queue_committed(r, [queues.rating("m_00000000abcd")])
-    job = Job.fetch("rate-m_00000000abcd", connection=r)
-    assert job.result_ttl == 60 and job.failure_ttl == 24 * 3600
+        queues.queue_committed(r, [queues.rating("m_00000000abcd")])
+        job = Job.fetch("rate-m_00000000abcd", connection=r)
+        assert job.result_ttl == 60 and job.failure_ttl == 24 * 3600
+        wait_for("the rating job ran", lambda: job.get_status(refresh=True) in (
+            JobStatus.FAILED, JobStatus.FINISHED))
+    assert 0 < r.ttl(job.key) <= 24 * 3600
