@@ -111,7 +111,7 @@ class WholeStack:
         """Wait until rq cron's first scheduling pass of ``ladder`` (it runs one as it starts,
         then one every ``interval_s``) has run: a test that forms that ladder's matches itself,
         on a ladder whose interval is longer than the tests, must not race that pass. Call it
-        when the stack has started: RQ keeps a finished job's result for 500 s only."""
+        when the stack has started: a cron job's result is kept for RESULT_TTL_S (60 s) only."""
         queue = Queue("default", connection=self.r)
 
         def ran() -> bool:

@@ -65,7 +65,7 @@ class Stack(WholeStack):
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     with running_stack(ENV, cls=Stack) as s:
-        s.first_pass_done("abort")  # (while RQ still keeps the job's result)
+        s.first_pass_done("abort")  # (while RQ still keeps the job's result: 60 s)
         yield s
 
 

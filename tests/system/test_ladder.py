@@ -99,7 +99,7 @@ class Stack(WholeStack):
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     with running_stack(ENV, cls=Stack) as s:
-        s.first_pass_done("away")  # (while RQ still keeps the job's result)
+        s.first_pass_done("away")  # (while RQ still keeps the job's result: 60 s)
         yield s
 
 
