@@ -17,7 +17,7 @@ import pytest
 from llsdk import Action, View, errors
 
 from service.http.errors import STATUS
-from service.store import inbox
+from service.store import archive, inbox
 from tests.support.sdkclient import Client
 from tests.support.server import ApiServer
 from tests.support.snapshot import clear_rate_limits
@@ -227,6 +227,22 @@ def test_server_errors_when_redis_is_gone(anon: Client) -> None:
         slow = Client(srv.url, token=token, max_retries=2, backoff=0.01)
         with pytest.raises(errors.ServiceUnavailable):
             slow.ready()
+
+
+def test_archive_unavailable(anon: Client, redis_server: Any) -> None:
+    """A finished match whose archive file is gone answers archive_unavailable (503)."""
+    root = tempfile.mkdtemp(prefix="llsdk-archive-")
+    with ApiServer(redis_server.url, env={"ARCHIVE_DIR": root}) as srv:
+        mid, clients, _ = match(anon)
+        clients[0].matches.resign(mid)
+        arc = archive.Archive(root)
+        r = redis_server.client()
+        assert archive.archive_one(r, arc, mid, cutoff=time.time() + 60) == "archived"
+        r.close()
+        os.unlink(arc.path(mid))
+        c = Client(srv.url, token=clients[1].token, max_retries=0)
+        e = expect(errors.ArchiveUnavailable, "archive_unavailable", lambda: c.matches.get(mid))
+        assert mid in e.message
 
 
 def test_banned_player(anon: Client, redis_server: Any) -> None:
