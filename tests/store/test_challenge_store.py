@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 import redis
 
-from service.store import challenges, inbox, keys, matches, players
+from service.store import challenges, keys, matches, players
 from service.store.errors import StoreError
+from tests.support.notices import all_notices
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqWorker
 
@@ -139,7 +140,7 @@ def test_cron_pass_expires_unread_challenges(redis_db: redis.Redis, rq_stack: No
         time.sleep(0.2)
     else:
         raise AssertionError("the cron pass did not expire the challenge")
-    notices, _ = inbox.read(redis_db, a, None)
+    notices = all_notices(redis_db, a)
     assert [(n["type"], n["challenge"]["status"]) for n in notices] == [
         ("challenge_update", "expired")]
     assert redis_db.zscore(keys.OPEN_CHALLENGES, ch.id) is None

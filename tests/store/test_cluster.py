@@ -29,6 +29,7 @@ from service.store import cluster, inbox, keys, ladders, matches, players, prese
 from service.store.commit import Commit
 from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from service.store.ladder_config import LadderConfig
+from tests.support.notices import all_notices
 from tests.support.redis_cluster import ClusterStack
 from tests.support.stall import stalled
 
@@ -93,7 +94,7 @@ def test_a_move_commits_in_its_slot_and_its_other_writes_follow(r: redis.Redis) 
         after.status == FINISHED
     if after.status == ACTIVE:  # whoever moves next (a round may end on the move) was told
         assert after.state is not None
-        notices, _ = inbox.read(r, after.seats[after.state.turn], None)
+        notices = all_notices(r, after.seats[after.state.turn])
         assert (notices[-1]["type"], notices[-1]["version"]) == ("your_turn", after.version)
     assert outboxes(r) == []  # applied, then deleted
 
@@ -119,7 +120,7 @@ def test_effects_lost_to_a_crash_are_applied_by_the_repair_pass(
     assert r.hget(keys.STATS, "actions") == b"1"
     if after.status == ACTIVE:
         assert after.state is not None
-        notices, _ = inbox.read(r, after.seats[after.state.turn], None)
+        notices = all_notices(r, after.seats[after.state.turn])
         assert notices[-1]["type"] == "your_turn" and notices[-1]["version"] == after.version
 
 
@@ -181,7 +182,7 @@ def test_a_wakeup_reaches_pollers_only_after_the_notice_it_announces(
     inbox.queue(c, doc, ACTIVE)  # the your_turn notice of the player to move, its wake-ups
     _, effects, _ = cluster.split(r, keys.match(doc.id), c.ops)
     assert ["SPUBLISH", channel, keys.player_channel(pid)] in effects
-    before, _ = inbox.read(r, pid, None)
+    before = all_notices(r, pid)
     sender = redis_cluster.client(socket_timeout=30)  # waits out the stall below
     sender.exists(inbox.key(pid))  # its connection to the node made (a new one would wait
     # for the stalled node before sending anything: a connection in the pool doesn't)
@@ -201,7 +202,7 @@ def test_a_wakeup_reaches_pollers_only_after_the_notice_it_announces(
     assert done.is_set()
     heard = smessage(sub, 10)
     assert heard is not None and heard["data"] == keys.player_channel(pid).encode()
-    after, _ = inbox.read(r, pid, None)
+    after = all_notices(r, pid)
     assert len(after) == len(before) + 1 and after[-1]["type"] == "your_turn"
     sub.close()
     sender.close()
