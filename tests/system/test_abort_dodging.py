@@ -150,8 +150,12 @@ def test_an_absent_bot_aborts_and_repeated_aborts_bench_it_for_a_time(
             done = finished(stack, doc.id)
             assert done.aborted is not None and done.aborted["player_id"] == pid
             assert done.aborted["reason"] == "absent"
-            profile = wait_for("the abort counted", lambda n=n: (
-                p := stack.get(f"/v1/players/{pid}"))["aborts_24h"] == n and p, timeout=60)
+            # aborts.record counts the abort, then writes the bench the count earned: a read
+            # in between sees the second abort without its bench yet, so wait for both
+            profile = wait_for("the abort counted (and, the second time, its bench)",
+                               lambda n=n: (p := stack.get(f"/v1/players/{pid}"))[
+                                   "aborts_24h"] == n and (n == 1 or p["bench"]) and p,
+                               timeout=60)
             row = stack.row(pid)
             assert row["games"] == 0 and row["benched"]
             if n == 1:
