@@ -102,10 +102,12 @@ check: lint imports typecheck
 # Then the tests marked `timing` (how soon a deadline is applied, a long-poll woken: about 2 min)
 # run one at a time, so that they measure the service and not the load of 4 busy workers on 2
 # cores. TEST_WORKERS=0 runs the first phase in this one process (e.g. with -x or pdb).
+# DURATIONS=0 lists every test's time (pytest --durations) instead of the 15 slowest.
 TEST_WORKERS ?= 4
+DURATIONS ?= 15
 test: lint imports typecheck sysdeps engine
-	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "not timing" --durations=15
-	$(VPY) -m pytest -m timing --durations=5
+	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope -m "not timing" --durations=$(DURATIONS)
+	$(VPY) -m pytest -m timing --durations=$(DURATIONS)
 
 # The Debian packages the tests use, each installed only when its command is missing:
 #   chromium                  headless browser for the page tests (tests/web), driven by Playwright
