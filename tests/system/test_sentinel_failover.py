@@ -32,8 +32,7 @@ pytestmark = pytest.mark.timeout(300)
 
 T = 1
 MATCHES = 8
-ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second", "LADDERS": "[]",
-       "RECOVERY_INTERVAL_S": "2"}
+ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second", "LADDERS": "[]"}
 IDLE = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy": "auto",
         "max_timeouts": 50, "first_seat": 0, "tokens_to_win": 20}
 
