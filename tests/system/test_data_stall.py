@@ -114,7 +114,8 @@ def test_a_stalled_data_redis_is_an_outage_503_and_charges_no_turn(stack: WholeS
         # (sent early enough to be answered within the bound while Redis was still stopped: a
         # request held for the stall is answered only after it, too late)
         sent = [p for p in probe.seen if down + 0.5 <= p[0] <= up - ANSWER_S]
-        assert len(sent) >= 5, f"too few requests sent during the stall: {len(sent)}"
+        # (one at a time: each waits for its 503, so a few fit in the window)
+        assert len(sent) >= 3, f"too few requests sent during the stall: {len(sent)}"
         slow = [(round(p[1] - p[0], 2), p[2], p[3]) for p in sent
                 if p[1] - p[0] >= ANSWER_S or p[2] != 503]
         assert not slow, slow
