@@ -54,7 +54,7 @@ from tests.support.redis_proc import RedisProcess  # noqa: E402
 
 WARMUP_S = 10.0
 ENV = {"LADDER_INTERVAL_S": "1", "LADDER_TURN_TIMEOUT_S": "2", "LADDERS": "",
-       "EXPECT_WORKERS": "1", "RECOVERY_INTERVAL_S": "5"}
+       "EXPECT_WORKERS": "1"}
 DUEL = LadderConfig("duel", "classic", 2, turn_timeout_s=2, interval_s=1)
 
 

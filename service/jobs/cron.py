@@ -2,8 +2,9 @@
 cron`` that survives a Redis restart; plain ``rq cron service/jobs/cron.py`` also works):
 
 - ladder.schedule: one scheduling pass per configured ladder, at the ladder's interval_s;
-- repair.run: on a Redis Cluster, the effects of changes whose process died mid-way (every
-  REPAIR_INTERVAL_S, 60 s; store/cluster.py); nothing on a single Redis;
+- repair.run: every REPAIR_INTERVAL_S (60 s), on any Redis, queues again the jobs that failed
+  because Redis went away (jobs/repair.py); on a Redis Cluster it also applies the effects of
+  changes whose process died mid-way and drops stale status index entries (store/cluster.py);
 - challenges.expire: close unanswered challenges past their expiry (every CHALLENGE_SWEEP_S,
   5 s; reads close them too, so this only bounds how late an unread one is announced);
 - archive.run: finished matches older than MATCH_RETENTION_DAYS out of Redis into ARCHIVE_DIR

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     args.logging_level = (args.logging_level or joblog.rq_level()).upper()
     logging.getLogger("rq").setLevel(args.logging_level)
     try:
-        repair.startup()  # migrations (single Redis), repair pass (cluster)
+        repair.startup()  # refuses data of another schema version; a cluster's outboxes
     except REDIS_DOWN as exc:
         logging.getLogger(__name__).warning("start-up repair skipped, Redis down: %s", exc)
     # RQ's Redis, with the data timeouts (store/sockets.py; a Sentinel URL too): cron never

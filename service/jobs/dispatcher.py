@@ -37,7 +37,16 @@ Guarantees, and what gives each:
 
 Where it runs: a thread of every worker process (``python -m service.jobs.worker``), so the
 clock runs while a worker runs, and a second worker is a second dispatcher (no failover delay:
-its claims simply find the due entries; the claims share the load out)."""
+its claims simply find the due entries; the claims share the load out).
+
+RQ's Redis is none of its business: claims, settles and the clock are on the data Redis, and
+the heartbeat that tells ``/readyz`` a dispatcher is alive goes to RQ's Redis from a thread of
+its own, on a client of its own with the data timeouts (``store/sockets.py``), never on the
+connection RQ's worker pops jobs with (RQ raises that pool's read timeout for its blocking pop,
+and a connection opened before has none). So a queue Redis that stalls, even one that never
+wakes, costs the deadlines nothing: the dispatcher goes on claiming, settling and ticking the
+clock (the API serves moves meanwhile, so the turns go on), and only its beats fail. The beat
+thread beats only while the loop goes round, so a loop that hangs is not reported alive."""
 
 from __future__ import annotations
 
@@ -50,7 +59,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 import redis
 from redis.exceptions import ClusterDownError, ReadOnlyError, SlotNotCoveredError, TryAgainError
 
-from ..store import clock, deadlines, heartbeats
+from ..store import clock, cluster, deadlines, heartbeats
 from . import timeouts
 
 log = logging.getLogger(__name__)
@@ -96,17 +105,30 @@ def wait_for_redis(r: redis.Redis, stopping: threading.Event, every: float) -> b
 
 #: how often a dispatcher says it is alive (``/readyz`` wants one within READY_MAX_AGE_S, 15 s)
 BEAT_S = 2.0
+#: a loop that has not gone round for this long sends no beat: a hung dispatcher is not alive
+#: (one round waits at most a read timeout or two and a retry pause)
+LOOP_STALE_S = 10.0
+
+
+def beat_client(data: redis.Redis) -> redis.Redis:
+    """RQ's Redis with the data timeouts: a cluster's queue client, else the data client itself
+    (RQ's queues are on the data Redis then)."""
+    return cluster.queue_client(data) if cluster.is_cluster(data) else data
 
 
 class Dispatcher:
     """One dispatcher: ``queue_redis`` is RQ's Redis; the data Redis is found from it as the
-    jobs find theirs (``timeouts.data_redis``)."""
+    jobs find theirs (``timeouts.data_redis``). ``beat_redis``: the client its heartbeat goes
+    to (RQ's Redis with the data timeouts; by default :func:`beat_client` of the data client),
+    never RQ's worker's own connection (the module docstring)."""
 
     def __init__(self, queue_redis: redis.Redis, *, name: str = "dispatcher",
-                 poll_s: float = POLL_S, lease_s: float = LEASE_S) -> None:
+                 poll_s: float = POLL_S, lease_s: float = LEASE_S,
+                 beat_redis: redis.Redis | None = None) -> None:
         self.name = name
         self.queue_redis = queue_redis
-        self.next_beat = 0.0
+        self.loop_at = time.monotonic()
+        self.beat_thread: threading.Thread | None = None
         self.pool = ThreadPoolExecutor(SETTLERS, thread_name_prefix=f"{name}-settle")
         self.lock = threading.Lock()
         self.in_flight: set[Future[str]] = set()
@@ -114,6 +136,7 @@ class Dispatcher:
         self.next_settle_warning = 0.0
         self.last_error: BaseException | None = None
         self.data = timeouts.data_redis(queue_redis)
+        self.beat_redis = beat_redis if beat_redis is not None else beat_client(self.data)
         self.poll_s = poll_s
         self.lease_s = lease_s
         self.stopping = threading.Event()
@@ -181,11 +204,32 @@ class Dispatcher:
         if exc is not None:
             raise exc
 
+    def beat(self) -> bool:
+        """One heartbeat for ``/readyz`` (store/heartbeats.py), if the loop went round lately;
+        whether it landed."""
+        if time.monotonic() - self.loop_at > LOOP_STALE_S:
+            return False
+        heartbeats.beat(self.beat_redis, heartbeats.DEADLINE_WORKER, self.name)
+        return True
+
+    def beat_loop(self) -> None:
+        down = False
+        while not self.stopping.is_set():
+            try:
+                self.beat()
+                if down:
+                    log.warning("%s: RQ's Redis is back (heartbeats)", self.name)
+                down = False
+            except REDIS_DOWN as exc:
+                if not down:  # readiness says so; the deadlines go on regardless
+                    log.warning("%s: no heartbeat (RQ's Redis unavailable: %s); deadlines are "
+                                "still settled", self.name, exc)
+                down = True
+            except Exception:
+                log.exception("%s: heartbeat failed", self.name)
+            self.stopping.wait(BEAT_S)
+
     def tick(self) -> None:
-        now = time.monotonic()
-        if now >= self.next_beat:  # /readyz: a deadline worker is alive (store/heartbeats.py)
-            self.next_beat = now + BEAT_S
-            heartbeats.beat(self.queue_redis, heartbeats.DEADLINE_WORKER, self.name)
         ticked = clock.tick(self.data)
         if ticked.startswith("resumed:"):
             log.warning("%s: the service was down; %.1f s credited to every pending turn",
@@ -198,6 +242,7 @@ class Dispatcher:
         next_tick = 0.0
         down = False
         while not self.stopping.is_set():
+            self.loop_at = time.monotonic()
             try:
                 if time.monotonic() >= next_tick:
                     next_tick = time.monotonic() + TICK_S
@@ -231,12 +276,17 @@ class Dispatcher:
         log.info("%s: stopped", self.name)
 
     def start(self) -> Dispatcher:
+        self.loop_at = time.monotonic()
         self.thread = threading.Thread(target=self.run, name=self.name, daemon=True)
         self.thread.start()
+        self.beat_thread = threading.Thread(target=self.beat_loop, name=f"{self.name}-beat",
+                                            daemon=True)
+        self.beat_thread.start()
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
         self.stopping.set()
-        if self.thread is not None:
-            self.thread.join(timeout)
+        for th in (self.thread, self.beat_thread):
+            if th is not None:
+                th.join(timeout)
         self.pool.shutdown(wait=False, cancel_futures=True)

@@ -4,7 +4,7 @@ documents of other slots) left an outbox in its match's (or challenge's, ladder'
 applies every outbox older than ``OUTBOX_GRACE_S`` (30 s) and drops the status index entries
 of matches that have left that status. ``rq cron`` runs it every ``REPAIR_INTERVAL_S`` (60 s)
 and ``service.jobs.cron_runner`` once at start-up; on a single Redis this part does nothing
-(its transactions hold everything).
+(its transactions hold everything), and the pass only retries failed jobs (below).
 
 Each pass also retries the RQ jobs that failed because Redis went away (a connection refused or
 reset, a timeout, a cluster between masters during a failover: :data:`OUTAGE_ERRORS`, read off
@@ -96,7 +96,9 @@ def require_schema(r: redis.Redis) -> None:
 
 
 def startup() -> None:
-    """What cron runs before it serves: the schema check, then the repair pass (a cluster)."""
+    """What cron runs before it serves: the schema check, then the repair pass (a cluster's
+    outboxes and status indexes; the failed jobs wait for the first pass run as RQ's job, which
+    has RQ's connection)."""
     r = _connection()
     require_schema(r)
     run()

@@ -3,10 +3,11 @@
 
 It runs two things, through RQ's and redis-py's public APIs only:
 
-- the deadline dispatcher (``jobs/dispatcher.py``) in a thread: it queues each turn's timeout job
-  at its deadline and keeps the service clock;
+- the deadline dispatcher (``jobs/dispatcher.py``) in a thread: it settles each turn's
+  deadline (an entry of the deadline index) when it is due and keeps the service clock, on the
+  data Redis only, so a stalled queue Redis never holds it;
 - RQ's stock ``SimpleWorker`` on the queues, in the main thread. Jobs run in-process, not in a
-  fork per job: a deadline job is one compare-and-set, and a fork costs tens of ms.
+  fork per job: the jobs are short (a rating, a pass), and a fork costs tens of ms.
 
 Redis restarts. RQ's worker retries a lost connection while it waits for a job (at most
 ``MAX_CONNECTION_WAIT_S`` apart here); a connection error anywhere else in its loop (a job's
@@ -34,7 +35,7 @@ from typing import Any
 import redis
 from rq.worker import SimpleWorker
 
-from ..store import sentinel, sockets
+from ..store import cluster, sentinel, sockets
 from ..store.queues import QUEUES
 from . import joblog
 from .dispatcher import REDIS_DOWN, Dispatcher, wait_for_redis
@@ -105,12 +106,15 @@ def serve(url: str, queues: list[str], *, name: str | None = None,
                                "health_check_interval": sockets.HEALTH_CHECK_S}
     conn = sentinel.connect(url, **connect) if sentinel.is_sentinel_url(url) \
         else redis.Redis.from_url(url, **connect)
+    # ours on RQ's Redis: the data timeouts, so a stall fails a PING or a heartbeat after a
+    # read timeout (on RQ's pool it would wait for as long as the stall lasts)
+    ours = cluster.connect(url)
     require_schema(data_redis(conn))
     stopping = threading.Event()
     base = name or f"worker-{os.uname().nodename}-{os.getpid()}"
-    dispatcher = Dispatcher(conn, name=f"{base}-dispatcher")
-    wait_out_outage(conn, stopping)
-    dispatcher.start()
+    dispatcher = Dispatcher(conn, name=f"{base}-dispatcher", beat_redis=ours)
+    dispatcher.start()  # (it needs the data Redis only: deadlines go on while RQ's is away)
+    wait_out_outage(ours, stopping)
     try:
         runs = 0
         while not stopping.is_set():
@@ -126,7 +130,7 @@ def serve(url: str, queues: list[str], *, name: str | None = None,
                 break
             log.warning("Worker %s: stopped (Redis unavailable?); a new one starts once Redis "
                         "answers", worker.name)
-            wait_out_outage(conn, stopping)
+            wait_out_outage(ours, stopping)
             time.sleep(0.1)
     finally:
         dispatcher.stop()

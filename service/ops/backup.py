@@ -7,7 +7,9 @@ many keys, the schema version). The nodes come from :func:`nodes`, the one place
 deployment's shape: the single data Redis (RQ's queues included), or every master of a Redis
 Cluster plus RQ's own Redis (``QUEUE_REDIS_URL``); with ``REDIS_URL`` unset, the embedded Redis
 of ``make run`` (its socket while it runs, else it is started on ``$RUN_DIR/redis`` for the
-backup).
+backup). A single Redis behind Sentinel (``redis+sentinel://``, as ``REDIS_URL`` or as a
+cluster's ``QUEUE_REDIS_URL``) is read from, and restored into, the master the sentinels name
+at that moment: a replica may lag, and takes no writes.
 
 How: every key of every node is read with ``SCAN`` and copied with ``DUMP`` and ``PTTL``
 (pipelined, 500 keys a round trip), and put back with ``RESTORE`` and the TTL it had left. Why
@@ -18,8 +20,9 @@ access to the servers nor a restart, and it can restore into another shape (keys
 master holds their slot now: a 3-master backup restores into 1 or 6 masters). The price: keys are
 read one batch after another, not at one instant. Taken while the stack runs, a backup may hold a
 match document one move older or newer than an index entry of it; the service's own passes put
-such differences right after a restore (the deadline recovery applies any overdue turn, the
-status indexes are reconciled, the ladder pass rates unrated finished matches). For an exact
+such differences right after a restore (the dispatcher settles every deadline index entry that
+is due, and checks each against its match; the status indexes are reconciled, the ladder pass
+rates unrated finished matches). For an exact
 snapshot stop ``api``, ``worker`` and ``cron`` first (seconds: see docs/operations.md#backups for
 the measured rates). DUMP payloads carry Redis's RDB version: restore into the same or a newer
 Redis.
@@ -52,7 +55,7 @@ from urllib.parse import urlsplit
 import redis
 
 from ..config import Config
-from ..store import cluster, migrate
+from ..store import cluster, migrate, sentinel, sockets
 
 MAGIC = b"LLBAK1\n"
 BATCH = 500
@@ -79,18 +82,33 @@ def _where(url: str) -> str:
     return parts.path if parts.scheme == "unix" else parts.netloc.rpartition("@")[2]
 
 
+def single(url: str) -> tuple[redis.Redis, str]:
+    """A client of the single Redis ``url`` names, and where it is (for people). Behind
+    Sentinel: the master the sentinels name now (its address asked for here, so that the
+    manifest says which server was read); the client follows a failover as the service's do.
+    No read timeout: a batch of 500 DUMPs of large documents may take a while on a busy host."""
+    if not sentinel.is_sentinel_url(url):
+        return redis.Redis.from_url(url), _where(url)
+    client = sentinel.connect(url, socket_connect_timeout=sockets.CONNECT_TIMEOUT_S)
+    host, port = cast(Any, client.connection_pool).get_master_address()
+    return client, f"{host}:{port}"
+
+
 def nodes(redis_url: str, queue_url: str = "") -> list[Node]:
     """Every node of the deployment that holds data, in a stable order. The one function that
-    knows the shapes: a new one (Sentinel) is a new branch here."""
+    knows the shapes: a new one is a new branch here."""
     if not cluster.is_cluster_url(redis_url):
-        return [Node("data", "data", redis.Redis.from_url(redis_url), _where(redis_url))]
+        cluster.queue_url(redis_url, queue_url)  # (a bad Sentinel URL: said as for the service)
+        client, where = single(redis_url)
+        return [Node("data", "data", client, where)]
     qurl = cluster.queue_url(redis_url, queue_url)
     c: Any = cluster.connect(redis_url, queue=qurl)
     out = []
     for i, primary in enumerate(sorted(c.get_primaries(), key=lambda n: (n.host, n.port)), 1):
         out.append(Node(f"data-{i}", "data", c.get_redis_connection(primary),
                         f"{primary.host}:{primary.port}"))
-    out.append(Node("queue", "queue", redis.Redis.from_url(qurl), _where(qurl)))
+    qclient, qwhere = single(qurl)
+    out.append(Node("queue", "queue", qclient, qwhere))
     return out
 
 
@@ -318,18 +336,22 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if not args.path:
             ap.error("restore needs the backup's folder")
-        data = cluster.connect(redis_url, queue=cluster.queue_url(redis_url, queue_url))
-        queue = None
+        qurl = cluster.queue_url(redis_url, queue_url)
+        queue, qwhere = None, ""
         if cluster.is_cluster_url(redis_url):
-            queue = redis.Redis.from_url(cluster.queue_url(redis_url, queue_url))
+            data: redis.Redis = cluster.connect(redis_url, queue=qurl)
+            where = _where(redis_url)
+            queue, qwhere = single(qurl)
+        else:
+            data, where = single(redis_url)
         started = time.monotonic()
         try:
             counts = restore(Path(args.path), data, queue, replace=args.replace)
         except (NotEmpty, RestoreFailed) as exc:
             print(f"restore: {exc}", file=sys.stderr, flush=True)
             return 1
-        print(f"restore: {counts['data']} keys into {_where(redis_url)}"
-              + (f", {counts['queue']} into RQ's Redis" if queue is not None else "")
+        print(f"restore: {counts['data']} keys into {where}"
+              + (f", {counts['queue']} into RQ's Redis ({qwhere})" if queue is not None else "")
               + f" in {time.monotonic() - started:.1f} s", flush=True)
         return 0
 

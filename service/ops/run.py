@@ -19,7 +19,7 @@ banner (where to look: web, API, docs, OpenAPI, rules, Redis, the log file) once
 answers, as the last thing on screen. Everything the children write goes to ``$RUN_DIR/run.log``
 (the previous run's is kept as ``run.log.1``): one short line per request (``LOG_FORMAT=text``
 unless set otherwise; ``json`` gives JSON lines), RQ's worker and cron at WARNING (their
-per-job lines, 3-4 per deadline job, would be most of the file), the house bots' warnings.
+per-job lines, 3-4 per job, a pass every few seconds, would be most of the file), the house bots' warnings.
 
 Ctrl-C (SIGINT) or SIGTERM stops everything it started: the house bots first, which finish the
 matches they are playing while the API still answers (``HOUSE_BOTS_DRAIN_S``, 15 s at most),

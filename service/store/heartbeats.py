@@ -1,15 +1,17 @@
 """Heartbeats of the job processes, for readiness (``GET /readyz``) and the health checks.
 
-Each deadline worker's scheduler (``jobs/worker.py``, every second) and each ``rq cron``
-(``jobs/cron_runner.py``, at least every ``cron_runner.BEAT_S``) writes its name and the time
-into a sorted set per role on RQ's Redis (``ll:svc:hb:<role>``), where RQ keeps its own
-registrations. The API is ready only while the freshest beat of each role is younger than
+Each worker's deadline dispatcher (``jobs/dispatcher.py``, every ``dispatcher.BEAT_S``, from a
+thread of its own while its loop goes round) and each ``rq cron`` (``jobs/cron_runner.py``,
+every ``cron_runner.BEAT_S``) writes its name and the time into a sorted set per role on RQ's
+Redis (``ll:svc:hb:<role>``), where RQ keeps its own registrations; both on a client with the
+data timeouts (``store/sockets.py``), so a stalled RQ Redis fails a beat instead of holding
+its sender. The API is ready only while the freshest beat of each role is younger than
 ``READY_MAX_AGE_S`` (15 s by default): a stack whose deadlines nobody fires, or whose recovery
 and ladder passes nobody queues, is not ready even though its Redis answers.
 
 Why our own beats rather than RQ's registrations: an idle RQ worker refreshes its key only
 between blocking pops (every 405 s), and RQ's scheduler key is not listed anywhere; these are
-one ``ZADD`` a second, and a reader needs one ``ZRANGE``. Entries older than
+one ``ZADD`` every few seconds, and a reader needs one ``ZRANGE``. Entries older than
 :data:`FORGET_S` are dropped by the writers (names of processes long gone)."""
 
 from __future__ import annotations

@@ -33,8 +33,12 @@ lets a request through when its Redis fails, and a request's own commands then a
 ``503``, so its wait adds to the request's.
 
 RQ's own connection (``rq worker``'s dequeue) keeps the read timeout RQ sets for its blocking
-pop (the dequeue timeout plus 10 s, about 415 s); the jobs read and write data on a client of
-their own with these settings (``jobs/timeouts.data_redis``)."""
+pop (the dequeue timeout plus 10 s, about 415 s). Nothing of ours is sent on it: the jobs read
+and write data on a client of their own with these settings (``jobs/timeouts.data_redis``),
+and the worker's PINGs while it waits out an outage and its dispatcher's heartbeats go to RQ's
+Redis on another (``jobs/worker.py``), so a stalled RQ Redis fails them after a read timeout.
+RQ's own bookkeeping (its registries, a job's state, the repair pass's look at RQ's failed
+jobs) stays on RQ's connection."""
 
 from __future__ import annotations
 

@@ -26,12 +26,13 @@ from service import engine
 from service.http import views
 from service.http.app import create_app
 from service.jobs import dispatcher, timeouts
-from service.store import clock, deadlines, keys, matches, players
+from service.store import clock, cluster, deadlines, heartbeats, keys, matches, players, sockets
 from service.store.docs import ACTIVE, MatchDoc
 from service.store.queues import DEADLINES as QUEUE
 from tests.support.redis_cluster import ClusterStack
 from tests.support.redis_proc import RedisProcess
 from tests.support.rqproc import RqCron, RqProcess, RqWorker
+from tests.support.stall import stalled
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.timing]
 
@@ -568,3 +569,39 @@ def test_concurrent_reads_past_a_deadline_all_succeed_and_apply_it_once(
             th.join()
         assert out == [doc.version + 1] * 4, out
         assert len(timeout_events(matches.load(r, doc.id))) == 1
+
+
+def test_a_stalled_queue_redis_holds_up_no_claim_settle_or_tick(
+        r: redis.Redis, q: redis.Redis) -> None:
+    """A dispatcher whose heartbeat goes to a Redis that is SIGSTOPped (as RQ's own Redis next
+    to a cluster may stall, and never wake): it goes on settling every deadline on the data
+    Redis, one turn after the other, while each beat fails after the read timeout instead of
+    waiting out the stall; once that Redis answers again the beats land. By default the beat
+    goes to RQ's Redis on a client with the data read timeout, not on RQ's connection."""
+    default = dispatcher.Dispatcher(q)
+    assert default.beat_redis.connection_pool.connection_kwargs["socket_timeout"] == \
+        sockets.READ_TIMEOUT_S
+    assert default.beat_redis.connection_pool is not q.connection_pool
+    default.loop_at = time.monotonic() - dispatcher.LOOP_STALE_S - 1
+    assert default.beat() is False  # a loop that stopped going round is not reported alive
+    default.stop()
+
+    with RedisProcess() as other:
+        beats = cluster.connect(other.url)
+        d = dispatcher.Dispatcher(q, beat_redis=beats, name="stall-test")
+        doc, _ = new_match(r)
+        with stalled(other):
+            d.start()
+            started = time.monotonic()
+            deadline = started + 30
+            while time.monotonic() < deadline and len(timeout_events(
+                    matches.load(r, doc.id))) < 3:
+                time.sleep(0.1)
+            settled = matches.load(r, doc.id)
+            assert len(timeout_events(settled)) >= 3, "the dispatcher waited on the stall"
+            assert settled.version == doc.version + len(timeout_events(settled))
+        wait_for(lambda: heartbeats.freshest(other.client(), heartbeats.DEADLINE_WORKER)
+                 is not None, 15, "a heartbeat once that Redis answers again")
+        t0 = time.monotonic()
+        d.stop()
+        assert time.monotonic() - t0 < 5

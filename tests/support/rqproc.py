@@ -162,7 +162,7 @@ class RqWorker(RqProcess):
 
 class RqCron(RqProcess):
     """``python -m service.jobs.cron_runner service/jobs/cron.py``: ``rq cron`` that survives a
-    Redis restart (``RECOVERY_INTERVAL_S`` from ``env``)."""
+    Redis restart (its passes' intervals, ``REPAIR_INTERVAL_S`` say, from ``env``)."""
 
     name = "cron"
 

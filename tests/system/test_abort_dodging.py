@@ -40,7 +40,7 @@ T = 4  # the ladder's turn timeout (s): the honest bot answers within it on a lo
 NF: dict[str, Any] = {"name": "nf", "ruleset": "classic", "seats": 2, "turn_timeout_s": T,
                       "interval_s": 3600, "presence_window_s": 5, "abort_bench_after": 2}
 LAD = LadderConfig(**NF)  # what every process of the stack reads from LADDERS
-ENV = {"LADDERS": json.dumps([NF]), "EXPECT_WORKERS": "1", "RECOVERY_INTERVAL_S": "5"}
+ENV = {"LADDERS": json.dumps([NF]), "EXPECT_WORKERS": "1"}
 
 
 class FirstLegal(Bot):

@@ -48,8 +48,7 @@ LADDERS: list[dict[str, Any]] = [
     {"name": "abort", "ruleset": "classic", "seats": 2, "interval_s": 3600},
 ]
 WINDOW = 5  # the default presence window (s)
-ENV = {"LADDERS": json.dumps(LADDERS), "LADDER_TURN_TIMEOUT_S": str(T), "EXPECT_WORKERS": "1",
-       "RECOVERY_INTERVAL_S": "2"}
+ENV = {"LADDERS": json.dumps(LADDERS), "LADDER_TURN_TIMEOUT_S": str(T), "EXPECT_WORKERS": "1"}
 ABORT = LadderConfig(**LADDERS[2], turn_timeout_s=T)  # as the stack's processes read it
 
 

@@ -1,9 +1,12 @@
 """Backups you can restore (service/ops/backup.py, ``python -m service.ops.backup``): a stack
-with players, ladders, finished matches and matches whose turn deadlines are pending (their RQ
-jobs scheduled) is backed up, restored into fresh servers, and everything is equal; started on
-the restored data, the restored deadline jobs still fire. On a Redis Cluster every master and
-RQ's Redis are backed up, and restore into a cluster of another size. ``make run``'s embedded
-Redis is backed up and restored with REDIS_URL unset."""
+with players, ladders, finished matches and matches whose turn deadlines are pending (entries
+of the deadline index) is backed up, restored into fresh servers, and everything is equal;
+started on the restored data, a worker's dispatcher settles the restored deadlines. On a Redis
+Cluster every master and RQ's Redis are backed up, and restore into a cluster of another size.
+Behind Sentinel, the backup reads the master the sentinels name (after a failover, the new
+one) and a restore writes into the target's master, as ``REDIS_URL`` or as a cluster's
+``QUEUE_REDIS_URL``. ``make run``'s embedded Redis is backed up and restored with REDIS_URL
+unset."""
 
 from __future__ import annotations
 
@@ -24,8 +27,9 @@ from service.store import keys, ladders, matches, migrate
 from service.store.ladder_config import LadderConfig
 from service.store.rating import Record
 from tests.support.apiclient import NO_TIMEOUTS, Api, play_randomly
-from tests.support.redis_cluster import ClusterStack, find_cluster_tools
+from tests.support.redis_cluster import ClusterStack, RedisCluster, find_cluster_tools
 from tests.support.redis_proc import RedisProcess
+from tests.support.redis_sentinel import SentinelSet
 from tests.support.rqproc import RqWorker
 from tests.support.server import REPO, ApiServer
 from tests.support.snapshot import redis_state
@@ -111,9 +115,9 @@ def test_backup_and_restore_into_fresh_servers_keeps_everything_and_deadlines_fi
                     ).returncode == 0
         assert redis_state(t) == before
 
-        # the restored stack: the API (it beats for the service clock; nobody reads through
-        # it, so no timeout is applied lazily) and a worker, no cron (its recovery pass would
-        # apply overdue turns by itself): the restored RQ jobs fire the deadlines
+        # the restored stack: the API (nobody reads through it, so no timeout is applied
+        # lazily) and a worker, no cron: the worker's dispatcher settles the restored
+        # deadline index entries
         with ApiServer(fresh.url, env={"EXPECT_WORKERS": "1"}), RqWorker(fresh.url):
             end = time.monotonic() + 90
             moved: dict[str, int] = {}
@@ -156,6 +160,81 @@ def test_cluster_backup_covers_every_master_and_rqs_redis_and_restores_into_anot
             t = dst.client()
             assert matches.peek_version(t, facts["finished"]) > 0
             assert ladders.record(t, DUEL, facts["players"][1]) is not None
+
+
+def _master(ss: SentinelSet) -> tuple[redis.Redis, int]:
+    addr = ss.master_addr()
+    assert addr is not None
+    return ss.node(addr[1]), addr[1]
+
+
+def test_sentinel_backup_reads_the_current_master_and_restores_into_a_masters(
+        tmp_path: Path) -> None:
+    """Single-Redis mode behind Sentinel: backed up before and after a failover (each time
+    from the master of the moment), restored into another Sentinel set's master, and into a
+    cluster whose RQ Redis is behind Sentinel (RQ's keys go to that master)."""
+    from rq import Queue
+
+    with SentinelSet() as ss:
+        r, port = _master(ss)
+        with ApiServer(ss.url, env={"EXPECT_WORKERS": "1"}) as srv:
+            api = Api(srv.url)
+            facts = _fill(api, r)
+            api.close()
+        Queue("default", connection=r).enqueue("service.jobs.ladder.rate", facts["finished"],
+                                               job_id="rate-backup-test")
+        before = redis_state(r)
+        assert any(k.startswith("rq:") for k in before) and r.zcard(keys.DEADLINES) >= 3
+        made = _cli({"REDIS_URL": ss.url}, "backup", "--dir", str(tmp_path / "bk"))
+        assert made.returncode == 0, made.stderr
+        manifest = json.loads((_folder(made.stdout) / "manifest.json").read_text())
+        assert [(n["name"], n["where"]) for n in manifest["nodes"]] == [
+            ("data", f"127.0.0.1:{port}")]
+        assert manifest["schema_version"] == migrate.CURRENT
+
+        ss.wait_failover(ss.kill_master())
+        r2, port2 = _master(ss)
+        deadline = time.monotonic() + 30
+        while redis_state(r2) != before and time.monotonic() < deadline:
+            time.sleep(0.2)  # (the replica had it all; asynchronous replication, though)
+        assert redis_state(r2) == before
+        expiring = _ttls(r2)
+        after = _cli({"REDIS_URL": ss.url}, "backup", "--dir", str(tmp_path / "bk2"))
+        assert after.returncode == 0, after.stderr
+        folder = _folder(after.stdout)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert [(n["name"], n["where"]) for n in manifest["nodes"]] == [
+            ("data", f"127.0.0.1:{port2}")] and port2 != port
+
+    with SentinelSet() as target:
+        t, _ = _master(target)
+        back = _cli({"REDIS_URL": target.url}, "restore", str(folder))
+        assert back.returncode == 0, back.stderr
+        assert redis_state(t) == before and _ttls(t) == expiring
+        again = _cli({"REDIS_URL": target.url}, "restore", str(folder))
+        assert again.returncode == 1 and "already holds data" in again.stderr
+        t.flushall()
+
+        tools = find_cluster_tools()
+        if isinstance(tools, str):
+            pytest.skip(tools)
+        with RedisCluster(masters=2) as rc:
+            env = {"REDIS_URL": rc.url, "QUEUE_REDIS_URL": target.url}
+            into = _cli(env, "restore", str(folder))
+            assert into.returncode == 0, into.stderr
+            assert redis_state(t) == {k: v for k, v in before.items() if k.startswith("rq:")}
+            c: Any = rc.client()
+            data: dict[str, Any] = {}
+            for primary in c.get_primaries():
+                data.update(redis_state(c.get_redis_connection(primary)))
+            assert data == {k: v for k, v in before.items() if not k.startswith("rq:")}
+            out = _cli(env, "backup", "--dir", str(tmp_path / "bk3"))
+            assert out.returncode == 0, out.stderr
+            manifest = json.loads((_folder(out.stdout) / "manifest.json").read_text())
+            _, tport = _master(target)
+            assert [(n["name"], n["where"]) for n in manifest["nodes"]][-1] == (
+                "queue", f"127.0.0.1:{tport}")
+            assert [n["name"] for n in manifest["nodes"]] == ["data-1", "data-2", "queue"]
 
 
 def _cluster_state(stack: ClusterStack) -> dict[str, Any]:

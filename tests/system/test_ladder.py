@@ -70,8 +70,7 @@ AWAY = LadderConfig(**LADDERS[2])  # as the stack's processes read it
 ENV = {
     "LADDERS": json.dumps(LADDERS),
     "LADDER_PRESENCE_WINDOW_S": "15",  # duel and table (the league polls every second)
-    "EXPECT_WORKERS": "1",  # the API schedules deadline jobs, as in production
-    "RECOVERY_INTERVAL_S": "5",
+    "EXPECT_WORKERS": "1",  # /readyz wants the worker and cron, as in production
 }
 #: games every league bot plays before the fairness checks. The counting bot wins about 98% of
 #: classic two-player games against the random bot: after 20 duels each the two groups are far

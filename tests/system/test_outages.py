@@ -42,7 +42,7 @@ MATCHES = 4
 OUTAGE_S = BOT_T + 2.0  # the Redis outage
 DOWN_S = BOT_T + 2.0  # the API / worker outage: longer than a turn
 ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "1", "RATE_LIMIT": "1000/second",
-       "LADDERS": "[]", "RECOVERY_INTERVAL_S": "2"}
+       "LADDERS": "[]"}
 OPTIONS = {"ruleset": "classic", "seats": 2, "turn_timeout_s": BOT_T, "timeout_policy": "auto",
            "max_timeouts": 2, "tokens_to_win": 7}
 

@@ -3,14 +3,14 @@ with RQ on a Redis of its own (``QUEUE_REDIS_URL``), which is SIGSTOPped for 12 
 present SDK bots play 8-s turns in rated ladder matches:
 
 - the API keeps serving moves: every running match moves on during the stall (a change that
-  can't queue its deadline job stands; the next ones don't even try for a few seconds:
-  store/cluster.py);
-- no turn is charged for it: the matches finish by play (no timeout, forfeit or abort), and a
-  turn that was pending through the stall (a seat that never moves) times out only a whole
-  turn after the queue is back (the clock keeper stood still with its scheduler);
-- no deadline is lost: a turn's deadline is an entry of the deadline index on the data Redis,
-  which the dispatcher turns into a job once the queue answers again: a match started during
-  the stall, with a seat that never moves, gets its timeouts, each turn's once."""
+  can't queue a job, a finished match's rating, stands; the next ones don't even try for a few
+  seconds: store/queues.py);
+- the deadlines go on: a turn's deadline is an entry of the deadline index on the data Redis,
+  and the worker's dispatcher claims, settles and ticks the clock there only (its heartbeat to
+  the stalled queue Redis fails on a client of its own, never on RQ's blocking connection):
+  a match pending since before the stall and one started during it, each with a seat that never
+  moves, get their timeouts during the stall, each turn's once;
+- the bots lose nothing: their matches finish by play (no timeout, forfeit or abort)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from service.store.docs import ACTIVE, FINISHED
-from tests.support.ladderbots import LadderBot, first_timeout_at, timeouts_of, wait_played_out
+from tests.support.ladderbots import LadderBot, timeouts_of, wait_played_out
 from tests.support.redis_cluster import ClusterStack, find_cluster_tools
 from tests.support.rqproc import RqCron, RqWorker
 from tests.support.sdkclient import Client
@@ -39,8 +39,7 @@ BOT_T = 8
 STALL_S = 12.0
 ENV = {"EXPECT_WORKERS": "1", "RATE_LIMITS": "0",
        "LADDERS": json.dumps([{"name": "duel", "ruleset": "classic", "seats": 2,
-                               "turn_timeout_s": BOT_T, "interval_s": 1}]),
-       "RECOVERY_INTERVAL_S": "2"}
+                               "turn_timeout_s": BOT_T, "interval_s": 1}])}
 IDLE = {"ruleset": "classic", "seats": 2, "turn_timeout_s": T, "timeout_policy": "auto",
         "max_timeouts": 50, "first_seat": 0}
 
@@ -100,26 +99,23 @@ def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
         assert timeouts_of(s.load(pending)) == []
 
         with stalled(queue):
-            down = time.time()
             time.sleep(2.0)
-            started_during = idle_match(s.url, "during")  # its deadline job can't be queued
+            started_during = idle_match(s.url, "during")  # nothing of it reaches the queue
             joined = s.load(started_during).version
             time.sleep(STALL_S - 2.0)
             moved = {m: s.load(m).version for m in ids}
-        up = time.time()
+            # (several turns of each idle match have come due since the stall began)
+            during = {m: timeouts_of(s.load(m)) for m in (pending, started_during)}
 
         # the API served moves all along
         for m in ids:
             assert moved[m] > before[m] + 2 or s.load(m).status == FINISHED, (m, before, moved)
+        # and the dispatcher settled deadlines all along (two of each: room for a slow host)
+        assert len(during[pending]) >= 2 and len(during[started_during]) >= 2, during
 
         wait_played_out(s, ids, timeout=180)
-        # pending through the stall: a whole turn again once the queue was back
-        at = first_timeout_at(s, pending)
-        assert at >= up + T - 1.0, (at - up, down)
-        # started during the stall, its job not queued then: queued by a dispatcher after it
-        first_timeout_at(s, started_during)
-        wait_for("two more timeouts of it", lambda: len(timeouts_of(
-            s.load(started_during))) >= 3, timeout=60)
+        wait_for("two more timeouts after the stall", lambda: len(timeouts_of(
+            s.load(started_during))) >= len(during[started_during]) + 2, timeout=60)
         # nobody moves there: every version since the joins is one turn's timeout, once
         doc = s.load(started_during)
         assert len(timeouts_of(doc)) == doc.version - joined, (len(timeouts_of(doc)),
