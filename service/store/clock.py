@@ -100,8 +100,17 @@ class Clock:
             return self.beat - self.off + MAX_GAP_S
         return self.resumed
 
+    def wall(self, wall: float) -> float:
+        """A reader's wall time, never before the keeper's last tick. A reader that read its
+        time a moment before a tick (stamped with Redis's ``TIME``) and then read the clock
+        that tick wrote is that moment late: service time already stands at the tick
+        (:meth:`now`), so its wall time does too. Without this, a turn started from such a
+        reading showed on the wall that moment early (tens of ms on a loaded machine)."""
+        return wall if self.beat is None else max(wall, self.beat)
+
     def to_wall(self, s: float, wall: float) -> float:
         """The wall time at which service time ``s`` is expected, if the clock runs from now."""
+        wall = self.wall(wall)
         return wall + (s - self.now(wall))
 
     def deadline(self, started_s: float, deadline_s: float, turn_s: float,

@@ -338,6 +338,7 @@ def _apply_due_timeouts(doc: MatchDoc, now: float, clk: clock.Clock | None = Non
     to look whether it asked about the match)."""
     applied = 0
     clk = clock.WALL if clk is None else clk
+    now = clk.wall(now)  # timed_out_at and an abort's finished_at never before the deadline
     while _due(doc, clk, now) and applied < MAX_TIMEOUTS_PER_PASS:
         assert doc.state is not None
         deadline_s = _deadline_s(doc, clk, now)

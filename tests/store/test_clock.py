@@ -30,6 +30,19 @@ def test_the_clock_runs_for_max_gap_after_the_last_tick_then_freezes() -> None:
     assert c.to_wall(T0 - 5, T0 + 1) == T0 + 5  # service + off while the clock runs
 
 
+def test_a_reader_behind_the_keepers_tick_maps_service_time_to_the_wall_exactly() -> None:
+    """A settler that read its time 50 ms before the tick it then read: the next turn starts
+    at the last one's deadline in service time, and on the wall at exactly that plus the
+    credited time, not 50 ms early (busy runs saw turn starts 1.1 and 46.7 ms early)."""
+    c = Clock(beat=T0, off=10.0)
+    late = T0 - 0.05
+    assert c.wall(late) == T0 and c.wall(T0 + 1) == T0 + 1 and Clock().wall(late) == late
+    assert c.now(late) == T0 - 10
+    deadline_s = T0 - 10 - 0.5  # due half a second ago in service time
+    assert c.to_wall(deadline_s, late) == deadline_s + 10
+    assert c.to_wall(deadline_s + 3, late) == deadline_s + 3 + 10
+
+
 def test_the_clock_stands_while_the_api_is_silent() -> None:
     c = Clock(beat=T0, api=T0 - 0.1)
     held = T0 - 0.1 + API_SLACK_S
