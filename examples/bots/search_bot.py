@@ -25,8 +25,18 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
 2. **Try every candidate action** on that same state (common samples: the actions are compared
    on identical deals, which cuts the noise of the comparison roughly in half) and play the round
    out with a fast heuristic policy for every player, a policy that only uses what that player
-   could know (its own hand and the public piles), never the sampled hidden cards.
-3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24).
+   could know (its own hand and the public piles), never the sampled hidden cards. With three
+   players or more it plays like the counting bot in two more ways: it picks which card of a
+   pair to play as often as the counting bot did (``COUNTING_PLAYS``), and it aims at the rival
+   with the most tokens (the counting bot's ``LEAD``), so a leader is attacked as often in the
+   playouts as at the table.
+3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24);
+   with three players or more, by the chance to win the match from the tokens after the round
+   (``match_chance``): a round that a rival one token from the match wins loses it, one that a
+   rival far behind wins costs little, and a round's tokens alone can't tell these apart.
+
+Candidates shown worse than the counting bot's move by ``PRUNE`` standard errors stop being
+played out, so the budget goes to the moves that may still overrule it.
 
 It then plays the action with the best average, but only when the samples show it better than
 the move the counting bot (``counting_bot.py``, beside this file) would play, by at least
