@@ -25,8 +25,18 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
 2. **Try every candidate action** on that same state (common samples: the actions are compared
    on identical deals, which cuts the noise of the comparison roughly in half) and play the round
    out with a fast heuristic policy for every player, a policy that only uses what that player
-   could know (its own hand and the public piles), never the sampled hidden cards.
-3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24).
+   could know (its own hand and the public piles), never the sampled hidden cards. With three
+   players or more it plays like the counting bot in two more ways: it picks which card of a
+   pair to play as often as the counting bot did (``COUNTING_PLAYS``), and it aims at the rival
+   with the most tokens (the counting bot's ``LEAD``), so a leader is attacked as often in the
+   playouts as at the table.
+3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24);
+   with three players or more, by the chance to win the match from the tokens after the round
+   (``match_chance``): a round that a rival one token from the match wins loses it, one that a
+   rival far behind wins costs little, and a round's tokens alone can't tell these apart.
+
+Candidates shown worse than the counting bot's move by ``PRUNE`` standard errors stop being
+played out, so the budget goes to the moves that may still overrule it.
 
 It then plays the action with the best average, but only when the samples show it better than
 the move the counting bot (``counting_bot.py``, beside this file) would play, by at least
@@ -52,11 +62,13 @@ Or offline:                llsdk arena examples/bots/search_bot.py examples/bots
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import random
 import sys
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llsdk import Action, Bot, View, sim
@@ -139,8 +151,13 @@ class PlayoutPolicy:
     play the lower card, but keep a Baron only with a strong other card; a Guard names the
     likeliest unseen card; targets are chosen at random among those allowed."""
 
-    def __init__(self, ruleset: str) -> None:
+    def __init__(self, ruleset: str,
+                 shares: tuple[tuple[float, ...], ...] | None = None) -> None:
         eng = sim.engine()
+        # P(play x | holds x and y), ``shares[x][y]`` (``sim.PlayTable``): which card of a pair
+        # a careful player plays, drawn as often as the counting bot played it; None: the
+        # lower card, by the rules of thumb below.
+        self.shares = shares
         self.Action = eng.Action
         self.values = [VALUES[ruleset].get(c, -1) for c in CARDS]
         self.copies = [COPIES[ruleset].get(c, 0) for c in CARDS]
@@ -152,6 +169,10 @@ class PlayoutPolicy:
         self.known: dict[tuple[int, int], int] = {}  # (who, whose) -> the card whose holds
         self.seen = 0  # events of the playout's state already read into ``known``
         self.random_seats: frozenset[int] = frozenset()  # seats that play like the random bot
+        # Aim at the rival with the most tokens, as the counting bot does (its LEAD weight):
+        # a leader is everyone's target, and a playout that spreads the attacks evenly has it
+        # survive too often.
+        self.leader_first = True
 
     def start(self, known: dict[tuple[int, int], int], seen: int,
               random_seats: frozenset[int] = frozenset()) -> None:
@@ -229,6 +250,8 @@ class PlayoutPolicy:
                 return self.Action("play", PRINCE, t)
         if PRINCESS in pair:
             card = b if a == PRINCESS else a
+        elif self.shares is not None and a != b:
+            card = a if rng.random() < self.shares[a][b] else b
         else:
             lo, hi = (a, b) if values[a] <= values[b] else (b, a)
             card = lo
@@ -247,6 +270,10 @@ class PlayoutPolicy:
                 safe = [t for t in others
                         if values[self.known.get((me, t), -1)] < values[keep]]
                 others = safe or others
+            if len(others) > 1 and self.leader_first:
+                tokens = s.tokens
+                most = max(tokens[t] for t in others)
+                others = [t for t in others if tokens[t] == most]
             target = others[0] if len(others) == 1 else rng.choice(others)
             if card == GUARD:
                 return self.Action("play", GUARD, target, self._guess(s, me, keep))
@@ -351,6 +378,23 @@ def guess_evidence(view: View, slip: float = 0.02) -> dict[str, dict[int, float]
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def match_chance(mine: int, rivals: tuple[int, ...], target: int) -> float:
+    """The chance to win the match (alone or sharing it) with ``mine`` tokens against rivals
+    holding ``rivals`` (sorted), to ``target`` tokens, if every later round has one winner,
+    each player alike."""
+    if mine >= target:
+        return 1.0
+    if rivals and rivals[-1] >= target:
+        return 0.0
+    share = 1 / (len(rivals) + 1)
+    chance = share * match_chance(mine + 1, rivals, target)
+    for i in range(len(rivals)):
+        up = rivals[:i] + (rivals[i] + 1,) + rivals[i + 1:]
+        chance += share * match_chance(mine, tuple(sorted(up)), target)
+    return chance
+
+
 class SearchBot(Bot):
     name = "search"
     #: CPU seconds per decision; ``SEARCH_BOT_BUDGET_MS`` or ``--budget-ms`` override it
@@ -369,11 +413,22 @@ class SearchBot(Bot):
     #: the heuristic model's head start, in log-likelihood: against the random bot a round of
     #: plays moves the balance by -0.7 on average, against the counting bot by +0.5
     PRIOR = 0.5
+    #: with three players or more, score a playout by the chance to win the match after it
+    #: (``match_worth``), not by the round's tokens
+    MATCH_AWARE = True
+    #: standard errors below the counting bot's move at which a candidate stops being sampled
+    #: (``prune``; None: never)
+    PRUNE: float | None = 3.0
+    #: in playouts, careful players aim at the rival with the most tokens (``PlayoutPolicy``)
+    TARGET_LEADER = True
+    #: from this many players on, careful players in playouts choose their card by the
+    #: counting bot's table (``policy``)
+    TABLE_PLAYOUTS = 3
 
     def __init__(self, budget_ms: float | None = None) -> None:
         if budget_ms is not None:
             self.budget = budget_ms / 1000
-        self._policies: dict[str, PlayoutPolicy] = {}
+        self._policies: dict[tuple[str, int], PlayoutPolicy] = {}
         # match id -> round -> model name -> seat -> log evidence of its plays that round
         self._evidence: dict[str, dict[int, dict[str, dict[int, float]]]] = {}
         self._tables: dict[tuple[str, int], sim.OpponentModel] = {}
@@ -405,6 +460,20 @@ class SearchBot(Bot):
                 sim.PlayTable.from_counts(counts, trust=self.TRUST)
         return {"heuristic": self._tables[key], "random": self.MODELS["random"]}
 
+    def policy(self, view: View) -> PlayoutPolicy:
+        """The playout policy for this view's ruleset and player count: with ``TABLE_PLAYOUTS``
+        players or more, careful players choose their card as the counting bot's table says
+        (``COUNTING_PLAYS``, as observed: no trust blend), else by the rules of thumb."""
+        players = 2 if len(view.players) == 2 else 4
+        key = (view.ruleset, players)
+        policy = self._policies.get(key)
+        if policy is None:
+            counts = COUNTING_PLAYS.get(key)
+            shares = None if counts is None or len(view.players) < self.TABLE_PLAYOUTS else \
+                sim.PlayTable.from_counts(counts, trust=1.0).shares
+            policy = self._policies[key] = PlayoutPolicy(view.ruleset, shares)
+        return policy
+
     def opponent_models(self, view: View) -> dict[int, str]:
         """Which model explains each opponent's plays best this match (each round's evidence
         as last seen). A round's weight is capped at 10 (log) so one odd round can't decide."""
@@ -426,6 +495,35 @@ class SearchBot(Bot):
             out[p.seat] = "heuristic" if lead >= 0 else "random"
         return out
 
+    def match_worth(self, view: View) -> Callable[[Sequence[int]], float] | None:
+        """With three players or more, what the tokens after this round are worth: the chance
+        to win the match from there (``match_chance``). A round won by a rival one token from
+        the match loses it, one won by a rival far behind costs little, which the tokens of one
+        round can't tell apart. With two players the round's tokens serve (one rival: the
+        chance to win the match grows with them alike). None: score the round's tokens."""
+        if len(view.players) < 3 or not self.MATCH_AWARE:
+            return None
+        me = view.seat or 0
+        target = view.tokens_to_win or 1
+        rivals = [p.seat for p in view.players if p.seat != me and not p.forfeited]
+        if not rivals:
+            return None
+
+        def chance(tokens: Sequence[int]) -> float:
+            return match_chance(tokens[me], tuple(sorted(tokens[r] for r in rivals)), target)
+
+        # On the scale of a round's token (0 lost to the worst rival to win it, 1 won), so that
+        # the standard errors' floor (see ``search``) means the same as without it.
+        now = [p.tokens for p in view.players]
+        won = chance([t + (p == me) for p, t in enumerate(now)])
+        lost = min(chance([t + (p == r) for p, t in enumerate(now)]) for r in rivals)
+        scale = 1 / max(won - lost, 1e-6)
+
+        def worth(tokens: Sequence[int]) -> float:
+            return (chance(tokens) - lost) * scale
+
+        return worth
+
     def search(self, view: View, start: float) -> Action:
         models = self.opponent_models(view)
         table = self.models(view)
@@ -439,9 +537,8 @@ class SearchBot(Bot):
             return candidates[0]
         base = candidates.index(default)
         moves = [sim.to_engine(a) for a in candidates]
-        policy = self._policies.get(view.ruleset)
-        if policy is None:
-            policy = self._policies[view.ruleset] = PlayoutPolicy(view.ruleset)
+        policy = self.policy(view)
+        policy.leader_first = self.TARGET_LEADER
         seat = view.seat or 0
         rng = self.rng
         # Per candidate: the sum of its scores, and the sum of the squares of its score minus
@@ -453,17 +550,29 @@ class SearchBot(Bot):
         deadline = start + self.budget
         # At least a few samples even when the budget is tiny, so the choice is never blind.
         known = knowledge(view, sampler)
+        worth = self.match_worth(view)
+        active = list(range(len(moves)))
+        check = 16
         while samples < 4 or time.thread_time() < deadline:
+            if samples == check and len(active) > 2:
+                active = self.prune(active, base, totals, squares, samples)
+                check *= 2
             state = sampler.sample(rng)
-            for i, move in enumerate(moves):
+            for i in active:
+                move = moves[i]
                 policy.start(known, 0, random_seats)
-                scores[i] = sim.rollout(state.clone(), seat, rng, policy, first=move)
+                if worth is None:
+                    scores[i] = sim.rollout(state.clone(), seat, rng, policy, first=move)
+                else:
+                    played = state.clone()
+                    sim.rollout(played, seat, rng, policy, first=move)
+                    scores[i] = worth(played.rounds[-1]["tokens"])
                 totals[i] += scores[i]
-            for i in range(len(moves)):
+            for i in active:
                 squares[i] += (scores[i] - scores[base]) ** 2
             samples += 1
         self.samples.append(samples)
-        best = max(range(len(moves)), key=lambda i: totals[i])
+        best = max(active, key=lambda i: totals[i])
         # The paired difference: its mean over the samples, and that mean's standard error
         # (its variance taken as at least 1 / samples: a few samples that happen to agree
         # prove little).
@@ -473,6 +582,22 @@ class SearchBot(Bot):
             return default
         self.overruled += 1
         return candidates[best]
+
+    def prune(self, active: list[int], base: int, totals: list[float], squares: list[float],
+              samples: int) -> list[int]:
+        """The candidates still worth sampling: those not yet shown worse than the counting
+        bot's move by ``PRUNE`` standard errors of their paired difference. Such a move could
+        never overrule it, and its playouts are better spent on the moves that still can (a
+        Guard with three targets has seven candidates, most of them clearly poor)."""
+        if self.PRUNE is None:
+            return active
+        keep = []
+        for i in active:
+            lead = (totals[i] - totals[base]) / samples
+            spread = math.sqrt(max(1 / samples, squares[i] / samples - lead * lead) / samples)
+            if i == base or lead >= -self.PRUNE * spread:
+                keep.append(i)
+        return keep
 
     def candidates(self, view: View, sampler: sim.Sampler) -> list[Action]:
         """The legal actions worth searching: a Guard names only the likeliest cards."""

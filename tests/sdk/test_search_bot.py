@@ -207,3 +207,20 @@ def test_careful_opponents_are_dealt_what_the_counting_bot_would_have_kept() -> 
     assert sum(dealt["table"][CARDS.index(c)] for c in high) > \
         1.5 * sum(dealt["plain"][CARDS.index(c)] for c in high)
     assert dealt["table"][CARDS.index("guard")] < dealt["plain"][CARDS.index("guard")] / 3
+
+
+def test_match_chance_values_the_tokens_after_a_round() -> None:
+    """With three players or more the search scores a playout by the chance to win the match
+    after it: every player alike at the start, the chances of all players summing to one (later
+    rounds have one winner each), and a rival one token from the match worth more to stop than
+    one far behind."""
+    bot_module = load_bot(SEARCH_BOT).__class__.__module__
+    match_chance = __import__(bot_module).match_chance
+
+    assert match_chance(0, (0, 0, 0), 4) == pytest.approx(0.25)
+    assert match_chance(4, (4, 0, 0), 4) == 1.0 and match_chance(3, (0, 1, 4), 4) == 0.0
+    tokens = (2, 0, 3, 1)
+    total = sum(match_chance(tokens[p], tuple(sorted(tokens[:p] + tokens[p + 1:])), 4)
+                for p in range(4))
+    assert total == pytest.approx(1.0)
+    assert match_chance(1, (0, 0, 3), 4) < match_chance(1, (0, 1, 2), 4)
