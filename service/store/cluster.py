@@ -421,27 +421,95 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
 
 
 def apply(r: Cluster, effects: list[list[Any]], box: str | None = None) -> None:
-    """Send the effects of an outbox: its writes (one pipelined round trip, grouped by node),
-    then, once every node has acknowledged them, its wake-ups (``SPUBLISH``) with the ``DEL``
-    of the outbox ``box`` when given (so deleting it costs no round trip of its own).
+    """Send the effects of an outbox: its writes (a pipelined round trip per node), then, once
+    every node has acknowledged them, its wake-ups (``SPUBLISH``) with the ``DEL`` of the
+    outbox ``box`` when given (so deleting it costs no round trip of its own).
 
     The wake-ups wait for the writes because a pipeline orders commands per node only: sent
     together, a wake-up on one node can reach a long-poll before the inbox notice it announces
     is written on another (the sender's process descheduled, or its thread losing the GIL,
     between the two nodes' sends). The poll then reads, finds nothing new, waits again, and
     nothing wakes it when the notice lands: it sleeps out its whole ``wait``
-    (docs/operations.md, "Stalls"). The round trips are those of the writes and the outbox's
-    delete before this ordering: two."""
-    writes = [_dec(a) for a in effects if str(a[0]).upper() != "SPUBLISH"]
-    wakes = [a for a in effects if str(a[0]).upper() == "SPUBLISH"]
-    if box is not None:
-        wakes.append(["DEL", box])  # (a plain command to its node, in the stock pipeline)
-    for batch in (writes, wakes):
-        if batch:
-            plain = r.plain_pipeline()
-            for args in batch:
-                plain.execute_command(*args)
-            plain.execute()
+    (docs/operations.md, "Stalls"). So the nodes' writes go one node after the other, and the
+    wake-ups of the node written last ride in its pipeline, after its writes (that node runs
+    them in order; every other node has acknowledged its writes by then): a round trip per
+    node that is written or woken. The ``DEL`` never rides with writes: an outbox whose writes
+    were refused stays for the repair pass, as ever. Each node's commands go through the
+    plain client of that node (:func:`send`)."""
+    writes = _by_node(r, [_dec(a) for a in effects if str(a[0]).upper() != "SPUBLISH"])
+    wakes = _by_node(r, [a for a in effects if str(a[0]).upper() == "SPUBLISH"])
+    dels = _by_node(r, [] if box is None else [["DEL", box]])
+    rider = next((n for n in reversed(writes) if n in wakes), None)
+    if rider is not None:  # written last, with its wake-ups after its writes
+        writes[rider] = writes.pop(rider)
+    first_error: Exception | None = None
+    for name, (node, cmds) in writes.items():
+        extra = wakes.pop(name)[1] if name == rider else []
+        redone, error = _send_node(r, node, [*cmds, *extra], len(cmds))
+        first_error = first_error or error
+        if redone and extra:  # writes sent again after its wake-ups: wake again
+            _send_stock(r, extra)
+    if first_error is not None:
+        raise first_error
+    for name, (node, cmds) in dels.items():
+        got = wakes.get(name)
+        wakes[name] = (node, [*(got[1] if got else []), *cmds])
+    for node, cmds in wakes.values():
+        _, error = _send_node(r, node, cmds, len(cmds))
+        first_error = first_error or error
+    if first_error is not None:
+        raise first_error
+
+
+#: replies that say a command went to a node that doesn't hold its slot (now)
+REDIRECTS = ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
+
+
+def _by_node(r: Cluster, cmds: list[list[Any]]) -> dict[str, tuple[ClusterNode, list[list[Any]]]]:
+    """``cmds`` (each ``[name, key, ...]``) grouped by the master of their key's slot, in the
+    order of their first command, each group in its order."""
+    out: dict[str, tuple[ClusterNode, list[list[Any]]]] = {}
+    for args in cmds:
+        node = r.get_node_from_key(args[1])
+        got = out.get(node.name)
+        if got is None:
+            out[node.name] = (node, [args])
+        else:
+            got[1].append(args)
+    return out
+
+
+def _send_node(r: Cluster, node: ClusterNode, cmds: list[list[Any]], check: int) -> tuple[
+        bool, Exception | None]:
+    """Send ``cmds`` to ``node`` in one pipeline of its plain client (no MULTI); the commands
+    it refused with a redirect (a slot that moved), or all of them after a connection error,
+    go again through redis-py's cluster pipeline (which follows redirects and retries). Returns
+    whether any of the first ``check`` commands went again so, and the first error among the
+    replies to the others (None: none)."""
+    pipe = r.get_redis_connection(node).pipeline(transaction=False)
+    for args in cmds:
+        pipe.execute_command(*args)
+    try:
+        replies = pipe.execute(raise_on_error=False)
+    except (redis.ConnectionError, redis.TimeoutError):
+        errors = [v for v in _send_stock(r, cmds) if isinstance(v, Exception)]
+        return bool(check), (errors[0] if errors else None)
+    again = [i for i, v in enumerate(replies)
+             if isinstance(v, redis.ResponseError) and str(v).startswith(REDIRECTS)]
+    error = next((v for i, v in enumerate(replies)
+                  if isinstance(v, Exception) and i not in again), None)
+    if again:
+        for value in _send_stock(r, [cmds[i] for i in again]):
+            if isinstance(value, Exception) and error is None:
+                error = value
+    return any(i < check for i in again), error
+
+
+def _send_stock(r: Cluster, cmds: list[list[Any]]) -> list[Any]:
+    plain = r.plain_pipeline()
+    for args in cmds:
+        plain.execute_command(*args)
+    return list(plain.execute(raise_on_error=False))
 
 
 def queue_client(r: Any) -> redis.Redis:
