@@ -416,7 +416,8 @@ def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
     applies the outbox later."""
     try:
         apply(r, effects, box)
-    except redis.RedisError as exc:  # committed: the repair pass applies the outbox
+    except (redis.RedisError, RedisClusterException) as exc:
+        # committed: the repair pass applies the outbox
         log.warning("effects of a committed change left to the repair pass: %s", exc)
 
 
@@ -479,30 +480,53 @@ def _by_node(r: Cluster, cmds: list[list[Any]]) -> dict[str, tuple[ClusterNode, 
     return out
 
 
+def send(r: Cluster, cmds: list[list[Any]]) -> list[Any]:
+    """Commands of any slots, without MULTI (reads, say): a pipeline per node on the node's
+    plain client (a round trip per node, one node after the other), the replies in the order of
+    ``cmds``; raises the first error among them (as redis-py's cluster pipeline does)."""
+    out: list[Any] = [None] * len(cmds)
+    at: dict[str, tuple[ClusterNode, list[int]]] = {}
+    for i, args in enumerate(cmds):
+        node = r.get_node_from_key(args[1])
+        at.setdefault(node.name, (node, []))[1].append(i)
+    for node, idx in at.values():
+        got, _ = _node_replies(r, node, [cmds[i] for i in idx])
+        for i, value in zip(idx, got, strict=True):
+            out[i] = value
+    for value in out:
+        if isinstance(value, Exception):
+            raise value
+    return out
+
+
 def _send_node(r: Cluster, node: ClusterNode, cmds: list[list[Any]], check: int) -> tuple[
         bool, Exception | None]:
+    """:func:`_node_replies`: whether any of the first ``check`` commands went again through
+    the cluster pipeline, and the first error among the replies (None: none)."""
+    replies, again = _node_replies(r, node, cmds)
+    error = next((v for v in replies if isinstance(v, Exception)), None)
+    return any(i < check for i in again), error
+
+
+def _node_replies(r: Cluster, node: ClusterNode, cmds: list[list[Any]]) -> tuple[
+        list[Any], list[int]]:
     """Send ``cmds`` to ``node`` in one pipeline of its plain client (no MULTI); the commands
     it refused with a redirect (a slot that moved), or all of them after a connection error,
     go again through redis-py's cluster pipeline (which follows redirects and retries). Returns
-    whether any of the first ``check`` commands went again so, and the first error among the
-    replies to the others (None: none)."""
+    the replies (an error in place of a refused command's) and which went again."""
     pipe = r.get_redis_connection(node).pipeline(transaction=False)
     for args in cmds:
         pipe.execute_command(*args)
     try:
-        replies = pipe.execute(raise_on_error=False)
+        replies = list(pipe.execute(raise_on_error=False))
     except (redis.ConnectionError, redis.TimeoutError):
-        errors = [v for v in _send_stock(r, cmds) if isinstance(v, Exception)]
-        return bool(check), (errors[0] if errors else None)
+        return _send_stock(r, cmds), list(range(len(cmds)))
     again = [i for i, v in enumerate(replies)
              if isinstance(v, redis.ResponseError) and str(v).startswith(REDIRECTS)]
-    error = next((v for i, v in enumerate(replies)
-                  if isinstance(v, Exception) and i not in again), None)
     if again:
-        for value in _send_stock(r, [cmds[i] for i in again]):
-            if isinstance(value, Exception) and error is None:
-                error = value
-    return any(i < check for i in again), error
+        for i, value in zip(again, _send_stock(r, [cmds[i] for i in again]), strict=True):
+            replies[i] = value
+    return replies, again
 
 
 def _send_stock(r: Cluster, cmds: list[list[Any]]) -> list[Any]:
