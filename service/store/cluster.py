@@ -390,7 +390,7 @@ def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> boo
     counts as done: a failover can't lose it."""
     wait = getattr(r, "wait_replicas", 0) if is_cluster(r) else 0
     if not wait:
-        return bool(script(keys=names, args=args, client=r))
+        return bool(run_script(r, script, names, args))
     node = r.get_node_from_key(names[0])
     for attempt in (0, 1):
         pipe = r.pipeline(transaction=False)
@@ -409,6 +409,28 @@ def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> boo
                 f"{r.wait_timeout_ms} ms: not acknowledged")
         return bool(int(done))
     return False  # pragma: no cover - the loop returns or raises
+
+
+def run_script(r: Any, script: Any, names: list[str], args: list[Any]) -> Any:
+    """``script`` (redis-py's ``Script``: EVALSHA, loaded again when a Redis lost it) on the
+    keys ``names`` (of one slot) with ``args``. On a cluster it goes to the plain client of the
+    master that holds their slot (``RedisCluster.get_redis_connection``): the cluster client
+    would work out the slot of every key of the command again. A redirect (the slot moved), a
+    connection error or a slot the cluster's view has no node for sends it again through the
+    cluster client, which follows the one and retries the others (a commit script is a
+    compare-and-set: one that ran before the connection broke replies 0 the second time, as
+    after the cluster client's own retry)."""
+    if not isinstance(r, Cluster):
+        return script(keys=names, args=args, client=r)
+    try:
+        node = r.get_node_from_key(names[0])
+        return script(keys=names, args=args, client=r.get_redis_connection(node))
+    except (redis.ConnectionError, redis.TimeoutError, RedisClusterException):
+        pass
+    except redis.ResponseError as e:
+        if not str(e).startswith(REDIRECTS):
+            raise
+    return script(keys=names, args=args, client=r)
 
 
 def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
