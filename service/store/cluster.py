@@ -536,11 +536,18 @@ def _node_replies(r: Cluster, node: ClusterNode, cmds: list[list[Any]]) -> tuple
     it refused with a redirect (a slot that moved), or all of them after a connection error,
     go again through redis-py's cluster pipeline (which follows redirects and retries). Returns
     the replies (an error in place of a refused command's) and which went again."""
-    pipe = r.get_redis_connection(node).pipeline(transaction=False)
-    for args in cmds:
-        pipe.execute_command(*args)
+    client = r.get_redis_connection(node)
     try:
-        replies = list(pipe.execute(raise_on_error=False))
+        if len(cmds) == 1:  # (a command costs less than a pipeline of one)
+            try:
+                replies = [client.execute_command(*cmds[0])]
+            except redis.ResponseError as e:
+                replies = [e]
+        else:
+            pipe = client.pipeline(transaction=False)
+            for args in cmds:
+                pipe.execute_command(*args)
+            replies = list(pipe.execute(raise_on_error=False))
     except (redis.ConnectionError, redis.TimeoutError):
         return _send_stock(r, cmds), list(range(len(cmds)))
     again = [i for i, v in enumerate(replies)
