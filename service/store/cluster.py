@@ -17,7 +17,7 @@ what was queued by slot (:class:`SlotPipeline`):
   the MULTI/EXEC, under the WATCH, exactly as on a single Redis;
 - writes to other slots are *effects*: they are written, serialized, into an outbox key in the
   home slot (``ll:fx:{<home tag>}:<random>``) inside that same MULTI, applied right after EXEC
-  succeeds (one pipelined round trip, grouped by node), and the outbox is then deleted. A
+  succeeds (a pipelined round trip per node: :func:`apply`), and the outbox is then deleted. A
   process that dies in between leaves the outbox: :func:`repair` (``service/jobs/repair.py``:
   every ``REPAIR_INTERVAL_S`` from ``rq cron``, and once when a worker starts) applies every
   outbox older than ``OUTBOX_GRACE_S`` and deletes it. So a committed change's effects are
@@ -55,7 +55,13 @@ import redis
 from redis.client import Pipeline
 from redis.cluster import ClusterNode, ClusterPipeline
 from redis.cluster import RedisCluster as _RedisCluster
-from redis.exceptions import RedisClusterException
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MovedError,
+    RedisClusterException,
+    TryAgainError,
+)
 
 from . import keys, sentinel, sockets
 
@@ -425,11 +431,8 @@ def run_script(r: Any, script: Any, names: list[str], args: list[Any]) -> Any:
     try:
         node = r.get_node_from_key(names[0])
         return script(keys=names, args=args, client=r.get_redis_connection(node))
-    except (redis.ConnectionError, redis.TimeoutError, RedisClusterException):
+    except (redis.ConnectionError, redis.TimeoutError, RedisClusterException, *REDIRECTS):
         pass
-    except redis.ResponseError as e:
-        if not str(e).startswith(REDIRECTS):
-            raise
     return script(keys=names, args=args, client=r)
 
 
@@ -484,8 +487,9 @@ def apply(r: Cluster, effects: list[list[Any]], box: str | None = None) -> None:
         raise first_error
 
 
-#: replies that say a command went to a node that doesn't hold its slot (now)
-REDIRECTS = ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
+#: replies that say a command went to a node that doesn't hold its slot (now); redis-py raises
+#: them as these errors, their message without the reply's first word
+REDIRECTS = (MovedError, AskError, TryAgainError, ClusterDownError)
 
 
 def _by_node(r: Cluster, cmds: list[list[Any]]) -> dict[str, tuple[ClusterNode, list[list[Any]]]]:
@@ -551,7 +555,7 @@ def _node_replies(r: Cluster, node: ClusterNode, cmds: list[list[Any]]) -> tuple
     except (redis.ConnectionError, redis.TimeoutError):
         return _send_stock(r, cmds), list(range(len(cmds)))
     again = [i for i, v in enumerate(replies)
-             if isinstance(v, redis.ResponseError) and str(v).startswith(REDIRECTS)]
+             if isinstance(v, REDIRECTS)]
     if again:
         for i, value in zip(again, _send_stock(r, [cmds[i] for i in again]), strict=True):
             replies[i] = value
