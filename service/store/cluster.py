@@ -17,7 +17,7 @@ what was queued by slot (:class:`SlotPipeline`):
   the MULTI/EXEC, under the WATCH, exactly as on a single Redis;
 - writes to other slots are *effects*: they are written, serialized, into an outbox key in the
   home slot (``ll:fx:{<home tag>}:<random>``) inside that same MULTI, applied right after EXEC
-  succeeds (one pipelined round trip, grouped by node), and the outbox is then deleted. A
+  succeeds (a pipelined round trip per node: :func:`apply`), and the outbox is then deleted. A
   process that dies in between leaves the outbox: :func:`repair` (``service/jobs/repair.py``:
   every ``REPAIR_INTERVAL_S`` from ``rq cron``, and once when a worker starts) applies every
   outbox older than ``OUTBOX_GRACE_S`` and deletes it. So a committed change's effects are
@@ -55,7 +55,13 @@ import redis
 from redis.client import Pipeline
 from redis.cluster import ClusterNode, ClusterPipeline
 from redis.cluster import RedisCluster as _RedisCluster
-from redis.exceptions import RedisClusterException
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MovedError,
+    RedisClusterException,
+    TryAgainError,
+)
 
 from . import keys, sentinel, sockets
 
@@ -390,7 +396,7 @@ def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> boo
     counts as done: a failover can't lose it."""
     wait = getattr(r, "wait_replicas", 0) if is_cluster(r) else 0
     if not wait:
-        return bool(script(keys=names, args=args, client=r))
+        return bool(run_script(r, script, names, args))
     node = r.get_node_from_key(names[0])
     for attempt in (0, 1):
         pipe = r.pipeline(transaction=False)
@@ -411,37 +417,156 @@ def commit_script(r: Any, script: Any, names: list[str], args: list[Any]) -> boo
     return False  # pragma: no cover - the loop returns or raises
 
 
+def run_script(r: Any, script: Any, names: list[str], args: list[Any]) -> Any:
+    """``script`` (redis-py's ``Script``: EVALSHA, loaded again when a Redis lost it) on the
+    keys ``names`` (of one slot) with ``args``. On a cluster it goes to the plain client of the
+    master that holds their slot (``RedisCluster.get_redis_connection``): the cluster client
+    would work out the slot of every key of the command again. A redirect (the slot moved), a
+    connection error or a slot the cluster's view has no node for sends it again through the
+    cluster client, which follows the one and retries the others (a commit script is a
+    compare-and-set: one that ran before the connection broke replies 0 the second time, as
+    after the cluster client's own retry)."""
+    if not isinstance(r, Cluster):
+        return script(keys=names, args=args, client=r)
+    try:
+        node = r.get_node_from_key(names[0])
+        return script(keys=names, args=args, client=r.get_redis_connection(node))
+    except (redis.ConnectionError, redis.TimeoutError, RedisClusterException, *REDIRECTS):
+        pass
+    return script(keys=names, args=args, client=r)
+
+
 def apply_outbox(r: Any, effects: list[list[Any]], box: str | None) -> None:
     """Apply a committed change's effects and delete its outbox; if that fails, the repair pass
     applies the outbox later."""
     try:
         apply(r, effects, box)
-    except redis.RedisError as exc:  # committed: the repair pass applies the outbox
+    except (redis.RedisError, RedisClusterException) as exc:
+        # committed: the repair pass applies the outbox
         log.warning("effects of a committed change left to the repair pass: %s", exc)
 
 
 def apply(r: Cluster, effects: list[list[Any]], box: str | None = None) -> None:
-    """Send the effects of an outbox: its writes (one pipelined round trip, grouped by node),
-    then, once every node has acknowledged them, its wake-ups (``SPUBLISH``) with the ``DEL``
-    of the outbox ``box`` when given (so deleting it costs no round trip of its own).
+    """Send the effects of an outbox: its writes (a pipelined round trip per node), then, once
+    every node has acknowledged them, its wake-ups (``SPUBLISH``) with the ``DEL`` of the
+    outbox ``box`` when given (so deleting it costs no round trip of its own).
 
     The wake-ups wait for the writes because a pipeline orders commands per node only: sent
     together, a wake-up on one node can reach a long-poll before the inbox notice it announces
     is written on another (the sender's process descheduled, or its thread losing the GIL,
     between the two nodes' sends). The poll then reads, finds nothing new, waits again, and
     nothing wakes it when the notice lands: it sleeps out its whole ``wait``
-    (docs/operations.md, "Stalls"). The round trips are those of the writes and the outbox's
-    delete before this ordering: two."""
-    writes = [_dec(a) for a in effects if str(a[0]).upper() != "SPUBLISH"]
-    wakes = [a for a in effects if str(a[0]).upper() == "SPUBLISH"]
-    if box is not None:
-        wakes.append(["DEL", box])  # (a plain command to its node, in the stock pipeline)
-    for batch in (writes, wakes):
-        if batch:
-            plain = r.plain_pipeline()
-            for args in batch:
-                plain.execute_command(*args)
-            plain.execute()
+    (docs/operations.md, "Stalls"). So the nodes' writes go one node after the other, and the
+    wake-ups of the node written last ride in its pipeline, after its writes (that node runs
+    them in order; every other node has acknowledged its writes by then): a round trip per
+    node that is written or woken. The ``DEL`` never rides with writes: an outbox whose writes
+    were refused stays for the repair pass, as ever. Each node's commands go through the
+    plain client of that node (:func:`send`)."""
+    writes = _by_node(r, [_dec(a) for a in effects if str(a[0]).upper() != "SPUBLISH"])
+    wakes = _by_node(r, [a for a in effects if str(a[0]).upper() == "SPUBLISH"])
+    dels = _by_node(r, [] if box is None else [["DEL", box]])
+    rider = next((n for n in reversed(writes) if n in wakes), None)
+    if rider is not None:  # written last, with its wake-ups after its writes
+        writes[rider] = writes.pop(rider)
+    first_error: Exception | None = None
+    for name, (node, cmds) in writes.items():
+        extra = wakes.pop(name)[1] if name == rider else []
+        redone, error = _send_node(r, node, [*cmds, *extra], len(cmds))
+        first_error = first_error or error
+        if redone and extra:  # writes sent again after its wake-ups: wake again
+            _send_stock(r, extra)
+    if first_error is not None:
+        raise first_error
+    for name, (node, cmds) in dels.items():
+        got = wakes.get(name)
+        wakes[name] = (node, [*(got[1] if got else []), *cmds])
+    for node, cmds in wakes.values():
+        _, error = _send_node(r, node, cmds, len(cmds))
+        first_error = first_error or error
+    if first_error is not None:
+        raise first_error
+
+
+#: replies that say a command went to a node that doesn't hold its slot (now); redis-py raises
+#: them as these errors, their message without the reply's first word
+REDIRECTS = (MovedError, AskError, TryAgainError, ClusterDownError)
+
+
+def _by_node(r: Cluster, cmds: list[list[Any]]) -> dict[str, tuple[ClusterNode, list[list[Any]]]]:
+    """``cmds`` (each ``[name, key, ...]``) grouped by the master of their key's slot, in the
+    order of their first command, each group in its order."""
+    out: dict[str, tuple[ClusterNode, list[list[Any]]]] = {}
+    for args in cmds:
+        node = r.get_node_from_key(args[1])
+        got = out.get(node.name)
+        if got is None:
+            out[node.name] = (node, [args])
+        else:
+            got[1].append(args)
+    return out
+
+
+def send(r: Cluster, cmds: list[list[Any]]) -> list[Any]:
+    """Commands of any slots, without MULTI (reads, say): a pipeline per node on the node's
+    plain client (a round trip per node, one node after the other), the replies in the order of
+    ``cmds``; raises the first error among them (as redis-py's cluster pipeline does)."""
+    out: list[Any] = [None] * len(cmds)
+    at: dict[str, tuple[ClusterNode, list[int]]] = {}
+    for i, args in enumerate(cmds):
+        node = r.get_node_from_key(args[1])
+        at.setdefault(node.name, (node, []))[1].append(i)
+    for node, idx in at.values():
+        got, _ = _node_replies(r, node, [cmds[i] for i in idx])
+        for i, value in zip(idx, got, strict=True):
+            out[i] = value
+    for value in out:
+        if isinstance(value, Exception):
+            raise value
+    return out
+
+
+def _send_node(r: Cluster, node: ClusterNode, cmds: list[list[Any]], check: int) -> tuple[
+        bool, Exception | None]:
+    """:func:`_node_replies`: whether any of the first ``check`` commands went again through
+    the cluster pipeline, and the first error among the replies (None: none)."""
+    replies, again = _node_replies(r, node, cmds)
+    error = next((v for v in replies if isinstance(v, Exception)), None)
+    return any(i < check for i in again), error
+
+
+def _node_replies(r: Cluster, node: ClusterNode, cmds: list[list[Any]]) -> tuple[
+        list[Any], list[int]]:
+    """Send ``cmds`` to ``node`` in one pipeline of its plain client (no MULTI); the commands
+    it refused with a redirect (a slot that moved), or all of them after a connection error,
+    go again through redis-py's cluster pipeline (which follows redirects and retries). Returns
+    the replies (an error in place of a refused command's) and which went again."""
+    client = r.get_redis_connection(node)
+    try:
+        if len(cmds) == 1:  # (a command costs less than a pipeline of one)
+            try:
+                replies = [client.execute_command(*cmds[0])]
+            except redis.ResponseError as e:
+                replies = [e]
+        else:
+            pipe = client.pipeline(transaction=False)
+            for args in cmds:
+                pipe.execute_command(*args)
+            replies = list(pipe.execute(raise_on_error=False))
+    except (redis.ConnectionError, redis.TimeoutError):
+        return _send_stock(r, cmds), list(range(len(cmds)))
+    again = [i for i, v in enumerate(replies)
+             if isinstance(v, REDIRECTS)]
+    if again:
+        for i, value in zip(again, _send_stock(r, [cmds[i] for i in again]), strict=True):
+            replies[i] = value
+    return replies, again
+
+
+def _send_stock(r: Cluster, cmds: list[list[Any]]) -> list[Any]:
+    plain = r.plain_pipeline()
+    for args in cmds:
+        plain.execute_command(*args)
+    return list(plain.execute(raise_on_error=False))
 
 
 def queue_client(r: Any) -> redis.Redis:

@@ -163,7 +163,7 @@ def _script(r: redis.Redis, source: str) -> Script:
 
 
 def _run(r: redis.Redis, source: str, names: list[str], args: list[Any]) -> Any:
-    return _script(r, source)(keys=names, args=args, client=r)
+    return cluster.run_script(r, _script(r, source), names, args)
 
 
 #: The events of the round in play of the matches this process read or wrote last, by match:

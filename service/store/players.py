@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from . import keys, replies
+from . import cluster, keys, replies
 from .errors import StoreError
 from .names import DELETED_NAME, cached_generation
 
@@ -124,7 +124,12 @@ def access(r: redis.Redis, token: str, now: float | None = None, *,
 
 def _read_access(r: redis.Redis, pid: str) -> tuple[Any, Any, Any]:
     """The player's token hash and ban, and the shown names' generation: one round trip (a
-    plain pipeline, no MULTI: each value is checked on its own)."""
+    plain pipeline, no MULTI: each value is checked on its own; on a cluster, a pipeline per
+    node on the node's plain client: ``cluster.send``)."""
+    if isinstance(r, cluster.Cluster):
+        (current, ban_raw), gen = cluster.send(r, [
+            ["HMGET", keys.player(pid), "token_hash", "ban"], ["GET", keys.SHOWN_NAMES_GEN]])
+        return current, ban_raw, gen
     pipe = r.pipeline(transaction=False)
     pipe.hmget(keys.player(pid), "token_hash", "ban")
     pipe.get(keys.SHOWN_NAMES_GEN)

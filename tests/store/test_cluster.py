@@ -99,6 +99,47 @@ def test_a_move_commits_in_its_slot_and_its_other_writes_follow(r: redis.Redis) 
     assert outboxes(r) == []  # applied, then deleted
 
 
+def test_commands_sent_to_a_node_that_lost_their_slot_go_again_through_the_cluster_client(
+        r: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hot path sends each node's commands through the node's plain client (store/
+    cluster.py): a node that answers MOVED (the slot moved since the client looked) has the
+    command sent again through redis-py's cluster client, which follows it. Simulated with a
+    view of the slots where every key is on another master than it is."""
+    doc, pids = started(r)
+    token = players.register(r, "stale-view")
+    c = cast(cluster.Cluster, r)
+    right = c.get_node_from_key
+
+    def wrong(key: Any, replica: bool = False) -> Any:
+        node = right(key)
+        return next(n for n in c.get_primaries() if n.name != node.name)
+
+    stock = c.plain_pipeline
+    sent_again: list[int] = []
+
+    def counted() -> Any:
+        sent_again.append(1)
+        return stock()
+
+    monkeypatch.setattr(c, "get_node_from_key", wrong)
+    monkeypatch.setattr(c, "plain_pipeline", counted)
+    got = players.access(r, token["token"])  # the token check (cluster.send)
+    assert got.player == token["id"] and got.ban is None
+    assert sent_again
+    assert move(r, doc, pids) == {"version": doc.version + 1}  # scripts and outbox
+    assert len(sent_again) >= 3  # the token check, the outbox's writes and its wake-ups
+    monkeypatch.undo()
+    after = matches.load(r, doc.id)
+    assert after.version == doc.version + 1
+    assert r.hget(keys.STATS, "actions") == b"1"
+    if after.status == ACTIVE:  # the notice went once, though its first send was refused
+        assert after.state is not None
+        notices = all_notices(r, after.seats[after.state.turn])
+        assert [(n["type"], n["version"]) for n in notices].count(
+            ("your_turn", after.version)) == 1
+    assert outboxes(r) == []  # applied, then deleted
+
+
 def test_effects_lost_to_a_crash_are_applied_by_the_repair_pass(
         r: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
     doc, pids = started(r)
