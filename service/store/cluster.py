@@ -260,11 +260,9 @@ class SlotPipeline(redis.Redis):
         except (redis.ConnectionError, redis.TimeoutError):
             self.parent.nodes_manager.initialize()
             raise
-        except redis.ResponseError as e:
-            if str(e).startswith(("MOVED", "ASK", "CLUSTERDOWN", "TRYAGAIN")):
-                self.parent.nodes_manager.initialize()
-                raise redis.ConnectionError(f"the slot moved: {e}") from e
-            raise
+        except REDIRECTS as e:  # (redis-py's classes: their message lacks the reply's word)
+            self.parent.nodes_manager.initialize()
+            raise redis.ConnectionError(f"the slot moved: {e}") from e
 
     def watch(self, *names: Any) -> None:
         slots = {int(self.parent.keyslot(n)) for n in (*self.watched, *names)}

@@ -140,6 +140,28 @@ def test_commands_sent_to_a_node_that_lost_their_slot_go_again_through_the_clust
     assert outboxes(r) == []  # applied, then deleted
 
 
+def test_a_transaction_whose_slot_moved_refreshes_the_nodes_and_fails_as_a_lost_connection(
+        r: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other stores' transactions (``r.pipeline()``: SlotPipeline) on a master that no
+    longer holds their slot: the cluster's view of its nodes is read again and the caller gets
+    a ConnectionError, which it treats as a lost connection (its WATCH is gone)."""
+    c = cast(cluster.Cluster, r)
+    right = c.get_node_from_key
+    monkeypatch.setattr(c, "get_node_from_key", lambda key, replica=False: next(
+        n for n in c.get_primaries() if n.name != right(key).name))
+    refreshed: list[int] = []
+    stock = c.nodes_manager.initialize
+    monkeypatch.setattr(c.nodes_manager, "initialize",
+                        lambda *a, **k: (refreshed.append(1), stock(*a, **k))[1])
+    pipe = r.pipeline()
+    try:
+        with pytest.raises(redis.ConnectionError, match="the slot moved"):
+            pipe.watch("ll:test:{moved}:a")
+    finally:
+        pipe.reset()
+    assert refreshed
+
+
 def test_effects_lost_to_a_crash_are_applied_by_the_repair_pass(
         r: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
     doc, pids = started(r)
