@@ -75,10 +75,17 @@ def test_a_bot_accepts_a_challenge_and_plays_it_to_the_end(anon: Client) -> None
     bot_stats, my_stats = finish([bot, mine])
     assert bot_stats.challenges_accepted == 1 and bot_stats.matches_finished == 1
     assert my_stats.challenges_accepted == 0 and my_stats.matches_finished == 1
-    assert bot_stats.fallbacks == 0 and bot_stats.moves > 0
     final = anon.matches.get(done.match_id)
     assert final.status == "finished" and final.result is not None
     assert {p.player_id for p in final.players} == {bot_id, my_id}
+    # every move of its seat in the record is one the bot made (none if the deal ended the
+    # match before its first turn: a Guard, or the 2019 spy's token, in round 1)
+    seat = next(p.seat for p in final.players if p.player_id == bot_id)
+    record = anon.matches.events(done.match_id).events
+    moved = [e for e in record if e.type in ("play", "chancellor_return")
+             and e.data.get("seat") == seat and not e.data.get("timeout")]
+    assert bot_stats.fallbacks == 0 and bot_stats.moves == len(moved), (bot_stats, moved)
+    assert my_stats.moves + bot_stats.moves > 0
     assert final.raw["rated"] is False and final.raw["options"]["tokens_to_win"] == 2
 
 
