@@ -77,16 +77,18 @@ class RedisFreezeProxy:
             threading.Thread(target=self._down, args=(server, client), daemon=True).start()
 
     def _up(self, client: socket.socket, server: socket.socket) -> None:
-        """client -> Redis, always; an EXEC while armed freezes every answer after it."""
+        """client -> Redis, always; an EXEC while armed freezes its answer and every one after it."""
         try:
             while True:
                 data = client.recv(65536)
                 if not data:
                     break
-                server.sendall(data)
+                # frozen before the bytes leave: set after sendall, Redis's answer could be
+                # forwarded by _down first (CI, a busy machine: the action answered 200)
                 if self._armed.is_set() and self._marker in data:
                     self.execs_frozen += 1
                     self._frozen.set()
+                server.sendall(data)
         except OSError:
             pass
         finally:

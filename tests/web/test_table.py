@@ -13,6 +13,9 @@ phone-sized screen.
   afterwards starts at the start.
 - On a phone-sized screen nothing is wider than the screen, and a match can be played to its
   end by tapping.
+- A pointer resting on the lower edge of a card of the hand lifts the card's face and the card
+  holds still (a lifted button flickered up and down under it, and a click never landed: CI,
+  a red run of test_two_people_play_each_other).
 """
 
 from __future__ import annotations
@@ -183,6 +186,42 @@ FITS_JS = """() => {
 def _fits(page: Any) -> None:
     got = page.evaluate(FITS_JS)
     assert got["scroll"] <= got["width"] and not got["wide"], got
+
+
+#: the rectangles of the first enabled card of the hand (the button, its face), one a frame
+#: for 40 frames
+FRAMES_JS = """() => new Promise(done => {
+  const b = document.querySelector('#hand button:not([disabled])');
+  const out = [];
+  const step = () => {
+    const r = b.getBoundingClientRect(), f = b.querySelector('svg').getBoundingClientRect();
+    out.push({top: r.top, face: f.top, hover: b.matches(':hover')});
+    if (out.length < 40) requestAnimationFrame(step); else done(out);
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+def test_a_card_under_the_pointers_lower_edge_holds_still(page: Any, api: Api,
+                                                          api_server: ApiServer) -> None:
+    mid, players, _ = api.new_match(2, prefix="edge", ruleset="classic", deck=DECK, first_seat=0,
+                                    turn_timeout_s=600)
+    sign_in(page, api_server.url, players[0])
+    page.goto(f"{api_server.url}/play/{mid}")
+    wait_my_turn_or_end(page, 30)
+    card = page.locator("#hand button:not([disabled])").first
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    box = card.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] - 3)
+    page.wait_for_timeout(300)  # the lift (0.12 s) is over
+    frames = page.evaluate(FRAMES_JS)
+    assert {f["top"] for f in frames} == {frames[0]["top"]}, frames  # the button never moved
+    assert all(f["hover"] for f in frames), frames  # and stayed under the pointer
+    assert {f["face"] for f in frames} == {frames[0]["face"]}, frames
+    assert frames[0]["face"] < frames[0]["top"], frames  # the face is lifted
+    card.click(timeout=5000)  # and a click lands (it did not while the card flickered)
+    page.wait_for_function("() => document.querySelector('#hand button.chosen') || "
+                           "document.querySelector('#choices button.option')")
 
 
 def test_the_table_fits_a_phone(phone: Any, api: Api, api_server: ApiServer) -> None:
