@@ -90,7 +90,8 @@ def single(url: str) -> tuple[redis.Redis, str]:
     if not sentinel.is_sentinel_url(url):
         return redis.Redis.from_url(url), _where(url)
     client = sentinel.connect(url, socket_connect_timeout=sockets.CONNECT_TIMEOUT_S)
-    host, port = cast(Any, client.connection_pool).get_master_address()
+    host, port = sentinel.master_address(url, socket_connect_timeout=sockets.CONNECT_TIMEOUT_S,
+                                         socket_timeout=sockets.READ_TIMEOUT_S)
     return client, f"{host}:{port}"
 
 

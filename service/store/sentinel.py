@@ -99,13 +99,25 @@ def connect(url: str, *, pool_class: type[SentinelConnectionPool] = SentinelConn
     """A client of the current master of ``url``'s service; ``kwargs`` are the connection
     settings (timeouts, ...), also used to talk to the sentinels."""
     u = parse(url)
+    client: redis.Redis = _sentinels(u, kwargs).master_for(
+        u.service, connection_pool_class=pool_class, **{**u.master_kwargs(), **kwargs})
+    return client
+
+
+def master_address(url: str, **kwargs: Any) -> tuple[str, int]:
+    """Where the sentinels of ``url`` say its master is now (``Sentinel.discover_master``);
+    ``kwargs`` as :func:`connect`'s. Raises redis-py's ``MasterNotFoundError`` when none of
+    them names one."""
+    u = parse(url)
+    host, port = _sentinels(u, kwargs).discover_master(u.service)
+    return str(host), int(port)
+
+
+def _sentinels(u: SentinelURL, kwargs: dict[str, Any]) -> Sentinel:
     sentinel_kwargs = {k: v for k, v in kwargs.items() if k in (
         "socket_timeout", "socket_connect_timeout", "socket_keepalive")}
     sentinel_kwargs.update(u.sentinel_kwargs)
-    s = Sentinel(u.sentinels, sentinel_kwargs=sentinel_kwargs)
-    client: redis.Redis = s.master_for(u.service, connection_pool_class=pool_class,
-                                       **{**u.master_kwargs(), **kwargs})
-    return client
+    return Sentinel(u.sentinels, sentinel_kwargs=sentinel_kwargs)
 
 
 class BlockingSentinelConnectionPool(SentinelConnectionPool, redis.BlockingConnectionPool):
