@@ -30,7 +30,9 @@ class LadderBot:
     def __init__(self, url: str, name: str, ladders: list[str] | None = None, *,
                  poll_wait: float = 5.0) -> None:
         self.poll_wait = poll_wait
-        self.client = Client(url, Client(url).players.register(name).token)
+        me = Client(url).players.register(name)
+        self.player_id, self.token = me.id, str(me.token)
+        self.client = Client(url, me.token)
         self.stop = threading.Event()
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, args=(ladders,), name=name,

@@ -10,7 +10,10 @@ present SDK bots play 8-s turns in rated ladder matches:
   the stalled queue Redis fails on a client of its own, never on RQ's blocking connection):
   a match pending since before the stall and one started during it, each with a seat that never
   moves, get their timeouts during the stall, each turn's once;
-- the bots lose nothing: their matches finish by play (no timeout, forfeit or abort)."""
+- a ladder match that ends during the stall (a bot resigns it over the API) stays finished,
+  and is rated once the queue is back (its rating job could not be queued: the ladder pass
+  rates the finished matches it finds unrated, store/ladders.py);
+- the bots lose nothing: their other matches finish by play (no timeout, forfeit or abort)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,9 @@ from collections.abc import Iterator
 
 import pytest
 import requests
+from llsdk.errors import MatchNotActive
 
+from service.store import ladders
 from service.store.docs import ACTIVE, FINISHED
 from tests.support.ladderbots import LadderBot, timeouts_of, wait_played_out
 from tests.support.redis_cluster import ClusterStack, find_cluster_tools
@@ -81,6 +86,21 @@ def idle_match(url: str, name: str) -> str:
     return str(mid)
 
 
+def resign_one(s: ClusterWholeStack, bots: list[LadderBot], ids: list[str]) -> str:
+    """The first bot of the first of ``ids`` still running resigns it over the API (on a client
+    of its own: the bot's thread goes on using its own); returns that match."""
+    for mid in ids:
+        seat0 = s.load(mid).seats[0]
+        quitter = next(b for b in bots if b.player_id == seat0)
+        with Client(s.url, quitter.token) as c:
+            try:
+                c.matches.resign(mid)
+            except MatchNotActive:  # it finished by play a moment ago: the next one
+                continue
+        return mid
+    raise AssertionError(f"no match of {ids} was still running")
+
+
 def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
         stack: ClusterWholeStack) -> None:
     s = stack
@@ -101,6 +121,10 @@ def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
         with stalled(queue):
             time.sleep(2.0)
             started_during = idle_match(s.url, "during")  # nothing of it reaches the queue
+            resigned = resign_one(s, bots, ids)  # a rated match ends: its job can't queue
+            assert s.load(resigned).status == FINISHED
+            assert not any(ladders.history(s.r, "duel", pid)  # not rated yet
+                           for pid in s.load(resigned).seats)
             joined = s.load(started_during).version
             time.sleep(STALL_S - 2.0)
             moved = {m: s.load(m).version for m in ids}
@@ -113,7 +137,14 @@ def test_a_stalled_queue_redis_stops_no_move_and_loses_no_deadline(
         # and the dispatcher settled deadlines all along (two of each: room for a slow host)
         assert len(during[pending]) >= 2 and len(during[started_during]) >= 2, during
 
-        wait_played_out(s, ids, timeout=180)
+        wait_played_out(s, [m for m in ids if m != resigned], timeout=180)
+        # the match resigned during the stall: rated after it, once, for both of its bots
+        for pid in s.load(resigned).seats:
+            wait_for(f"the rating of {resigned} for {pid}", lambda pid=pid: [
+                h for h in ladders.history(s.r, "duel", pid) if h["match_id"] == resigned],
+                timeout=60)
+            assert [h["match_id"] for h in ladders.history(s.r, "duel", pid)].count(
+                resigned) == 1
         wait_for("two more timeouts after the stall", lambda: len(timeouts_of(
             s.load(started_during))) >= len(during[started_during]) + 2, timeout=60)
         # nobody moves there: every version since the joins is one turn's timeout, once
