@@ -33,6 +33,16 @@ from tests.support.server import ApiServer
 from tests.support.snapshot import clear_rate_limits, redis_state
 
 
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisProcess]:
+    """A Redis of this module's own, in place of the session's: the state compared before and
+    after a refusal is this module's alone. (On the session's Redis a match an earlier module
+    left behind reached its deadline, a request here applied that timeout, and the comparison
+    failed on a change that was not the refusal's.)"""
+    with RedisProcess() as server:
+        yield server
+
+
 @pytest.fixture
 def r(redis_server: RedisProcess) -> Iterator[redis.Redis]:
     client = redis_server.client()
