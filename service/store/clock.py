@@ -32,8 +32,9 @@ scheduler stalled for more than 2 s (a badly overloaded machine) looks like an o
 pending turns get their time again, which errs on the player's side.
 
 Before any keeper has ticked (a deployment without a deadline worker, most of the test suite),
-service time is the wall clock. Every reader caches the hash for ``CACHE_S`` (0.2 s): a stale
-copy only ever makes service time smaller (it freezes earlier), never charges more."""
+service time is the wall clock. Every reader caches the hash for ``CACHE_S`` (0.2 s), and while
+one request of a process reads it again the others use the copy it replaces: a stale copy only
+ever makes service time smaller (it freezes earlier), never charges more."""
 
 from __future__ import annotations
 
@@ -140,10 +141,16 @@ def read(r: redis.Redis) -> Clock:
 
 _cache: dict[int, tuple[float, Clock]] = {}
 _cache_lock = threading.Lock()
+#: the pools whose clock a request of this process is reading again
+_reading: set[int] = set()
 
 
 def current(r: redis.Redis | Pipeline, *, max_age: float = CACHE_S) -> Clock:
-    """The clock, read at most ``max_age`` seconds ago by this process (per connection pool)."""
+    """The clock, read at most ``max_age`` seconds ago by this process (per connection pool),
+    or, while another request of this process is reading it again, the reading that one
+    replaces: a copy older than ``max_age`` by at most that read's round trip. Without that,
+    every request that came in during the read made a read of its own: with a few dozen
+    requests in flight (``bench/api.py``), most actions read the clock."""
     if cluster.is_cluster(r):  # a cluster client or its pipeline (no connection_pool)
         base: Any = cluster.data_client(r)
         ident = id(base)
@@ -152,11 +159,16 @@ def current(r: redis.Redis | Pipeline, *, max_age: float = CACHE_S) -> Clock:
     t = time.monotonic()
     with _cache_lock:
         hit = _cache.get(ident)
-    if hit is not None and t - hit[0] < max_age:
-        return hit[1]
+        if hit is not None and (t - hit[0] < max_age or ident in _reading):
+            return hit[1]
+        _reading.add(ident)
     client = base if base is not None else r if isinstance(r, redis.Redis) and \
         not isinstance(r, Pipeline) else redis.Redis(connection_pool=r.connection_pool)
-    clk = read(client)
+    try:
+        clk = read(client)
+    finally:
+        with _cache_lock:
+            _reading.discard(ident)
     with _cache_lock:
         _cache[ident] = (t, clk)
     return clk

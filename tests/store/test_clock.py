@@ -85,3 +85,37 @@ def test_the_keeper_holds_the_clock_while_the_api_is_down(redis_db: redis.Redis)
     assert clock.tick(r, T0 + 10).startswith("resumed:")
     c = clock.read(r)
     assert c.off == pytest.approx(10 - API_SLACK_S - MAX_GAP_S)
+
+
+def test_a_reader_uses_the_copy_in_hand_while_another_reads_the_clock_again(
+        redis_db: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One read at a time per process: the requests that come in while one request reads the
+    clock again take the copy it replaces (with dozens of requests in flight, each made a read
+    of its own and most actions read the clock: bench/api.py)."""
+    import threading
+    clock.forget()
+    first = clock.current(redis_db)
+    reading, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+    real = clock.read
+
+    def slow_read(r: redis.Redis) -> Clock:
+        calls.append(1)
+        reading.set()
+        release.wait(5)
+        return real(r)
+
+    monkeypatch.setattr(clock, "read", slow_read)
+    got: list[Clock] = []
+    t = threading.Thread(target=lambda: got.append(clock.current(redis_db, max_age=0)))
+    t.start()
+    try:
+        assert reading.wait(5)
+        assert clock.current(redis_db, max_age=0) is first  # the copy in hand, no second read
+        assert calls == [1]
+    finally:
+        release.set()
+        t.join(5)
+    assert len(got) == 1 and calls == [1]
+    assert clock.current(redis_db) is got[0]  # the new reading is the one kept
+    clock.forget()
