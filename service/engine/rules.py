@@ -547,7 +547,8 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
     s.rounds.append(result)
     if s.log:
         events = s.events
-        events.append(_EVENT(len(events), s.round, "round_end", dict(result), None))
+        # the same dict as the round's entry in s.rounds (both read-only): no copy
+        events.append(_EVENT(len(events), s.round, "round_end", result, None))  # type: ignore[arg-type]
     s.turn = -1
     s.phase = _PHASE_PLAY
     target = s.tokens_to_win
