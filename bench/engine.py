@@ -32,7 +32,9 @@ it): classic 2p and 4p, the card-first random policy on both engines, both of ou
 pure package loaded a second time from the sources, beside the compiled one), each with its
 event log and without (``unlogged``: ``new_match(log=False)``, what ``llsdk.sim.rollout``
 plays), interleaved slices in this one process, ``ours/peer`` ratios the median of
-``--repeats`` runs.
+``--repeats`` runs. ``--against DIR`` adds the pure engine of another checkout of this
+repository (a before/after in one process). Then the readers' cost per event: a finished
+match's views and their JSON, and its events as stored entries, as the service reads a log.
 """
 
 from __future__ import annotations
