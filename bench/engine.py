@@ -32,7 +32,9 @@ it): classic 2p and 4p, the card-first random policy on both engines, both of ou
 pure package loaded a second time from the sources, beside the compiled one), each with its
 event log and without (``unlogged``: ``new_match(log=False)``, what ``llsdk.sim.rollout``
 plays), interleaved slices in this one process, ``ours/peer`` ratios the median of
-``--repeats`` runs.
+``--repeats`` runs. ``--against DIR`` adds the pure engine of another checkout of this
+repository (a before/after in one process). Then the readers' cost per event: a finished
+match's views and their JSON, and its events as stored entries, as the service reads a log.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from types import ModuleType
+
+import orjson
 
 import service.engine as engine_pkg
 from service.engine import (
@@ -270,15 +274,17 @@ def per_call_us(fn: Callable[..., object], args: Sequence[tuple[object, ...]],
 # --------------------------------------------------------------------------- a peer engine
 
 
-def load_pure_engine() -> ModuleType:
+def load_pure_engine(root: str | None = None) -> ModuleType:
     """A second copy of ``service.engine`` from its pure sources, under another name, so one
     process can time the pure and the compiled builds side by side (the compiled modules are
     bound to their own names; the pure ones import each other relatively). ``LL_ENGINE_PURE``
-    is set for that import only, so the copy never puts the compiled folder on its path."""
-    name = "_bench_pure_engine"
+    is set for that import only, so the copy never puts the compiled folder on its path.
+    ``root``: the engine of another checkout of this repository (``--against``) instead."""
+    name = "_bench_pure_engine" if root is None else "_bench_against_engine"
     if name in sys.modules:
         return sys.modules[name]
-    here = os.path.dirname(os.path.abspath(engine_pkg.__file__ or ""))
+    here = os.path.dirname(os.path.abspath(engine_pkg.__file__ or "")) if root is None \
+        else os.path.join(os.path.abspath(root), "service", "engine")
     spec = importlib.util.spec_from_file_location(
         name, os.path.join(here, "__init__.py"), submodule_search_locations=[here])
     if spec is None or spec.loader is None:
@@ -389,18 +395,60 @@ def import_peer(src: str) -> ModuleType:
     return pkg
 
 
-def compare_peer(src: str, seconds: float, repeats: int) -> None:
+def finished_matches(engine: ModuleType, players: int, count: int) -> list[MatchState]:
+    """``count`` finished classic matches on ``engine``, the same ones on every build and
+    checkout (seeds 1 to ``count``, the same random choices: a match replays identically)."""
+    rng = random.Random(4)
+    out = []
+    for seed in range(1, count + 1):
+        s = engine.new_match("classic", players, seed=seed)
+        while s.status == "active":
+            engine.apply_inplace(s, rng.choice(engine.legal_actions(s)))
+        out.append(s)
+    return out
+
+
+def read_match(engine: ModuleType, s: MatchState) -> None:
+    """What the service does to show and keep a finished match's events: a seat's view and
+    the spectators' (the full record, every event's wire dict), each as JSON, and every event
+    as its stored entry (``store.docs.event_json``: ``[seq, round, type, data, to]``)."""
+    dumps = orjson.dumps
+    dumps(engine.view(s, 0))
+    dumps(engine.public_view(s))
+    for e in s.events:
+        dumps((e.seq, e.round, e.type, e.data, e.to))
+
+
+def reader_us(engine: ModuleType, matches: list[MatchState], seconds: float) -> float:
+    """CPU microseconds per event of :func:`read_match` over ``matches``, again and again."""
+    events = sum(len(s.events) for s in matches)
+    clock = time.process_time
+    done = 0
+    start = clock()
+    deadline = start + seconds
+    while clock() < deadline:
+        for s in matches:
+            read_match(engine, s)
+        done += 1
+    return (clock() - start) / (done * events) * 1e6
+
+
+def compare_peer(src: str, seconds: float, repeats: int, against: str | None = None) -> None:
     """Rounds per CPU-second of the peer and of each of our builds on classic 2p and 4p, in
     interleaved slices of one process; each ratio is the median over ``repeats`` runs of
     ours / peer from the same run. Each build twice: with its event log, as the service plays
     (the peer keeps a log of its own too), and without (``unlogged``: ``log=False``, as
-    ``llsdk.sim.rollout`` plays random playouts)."""
+    ``llsdk.sim.rollout`` plays random playouts). ``against``: another checkout of this
+    repository whose pure engine runs beside ours (``against``, ``against unlogged``), for a
+    before/after in one process. Then the readers' cost (:func:`read_match`) per event."""
     peer = import_peer(src)
     engines: dict[str, ModuleType] = {"pure": load_pure_engine()}
     if BUILD == "mypyc":
         engines["compiled"] = engine_pkg
     else:
         print("engine compiled: 0 (no current mypyc build: run `make engine`)", flush=True)
+    if against is not None:
+        engines["against"] = load_pure_engine(against)
     builds: dict[str, tuple[ModuleType, bool]] = {}
     for k, eng in engines.items():
         builds[k] = (eng, True)
@@ -423,6 +471,16 @@ def compare_peer(src: str, seconds: float, repeats: int) -> None:
             print(f"{name} {k} engine: {statistics.median(runs):.0f} rounds/cpu-s", flush=True)
         for k, runs in ratios.items():
             print(f"{name} {k}/peer: {statistics.median(runs):.2f} x", flush=True)
+    for players in (2, 4):
+        name = f"classic-{players}p"
+        played = {k: finished_matches(eng, players, 40) for k, eng in engines.items()}
+        costs: dict[str, list[float]] = {k: [] for k in engines}
+        for _ in range(repeats):
+            for k, eng in engines.items():
+                costs[k].append(reader_us(eng, played[k], seconds / SLICES))
+        for k, runs in costs.items():
+            print(f"{name} {k} reader (views + json + stored events of a finished match): "
+                  f"{statistics.median(runs):.3f} us/event", flush=True)
 
 
 def main() -> None:
@@ -432,12 +490,15 @@ def main() -> None:
     ap.add_argument("--peer-src", metavar="DIR",
                     help="only the side-by-side comparison with a checkout of "
                          "RetiredDemiurge/love-letter in DIR (docs/operations.md)")
+    ap.add_argument("--against", metavar="DIR",
+                    help="with --peer-src: also the pure engine of another checkout of this "
+                         "repository in DIR (a before/after in one process)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="with --peer-src: runs per figure (medians printed)")
     opts = ap.parse_args()
     sec = opts.seconds
     if opts.peer_src:
-        compare_peer(opts.peer_src, sec, opts.repeats)
+        compare_peer(opts.peer_src, sec, opts.repeats, opts.against)
         return
     # Which engine this run measures: the mypyc build (`make engine`) or the pure package
     # (no build, a stale one, or LL_ENGINE_PURE=1).

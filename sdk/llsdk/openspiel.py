@@ -360,7 +360,7 @@ class LoveLetterState(pyspiel.State):  # type: ignore[misc]
         # The same log as far as ``player`` can see; what it can't is blanked (kept as a
         # secret event, to keep the sequence numbers), so nothing of the true deal remains.
         s.events = [e if e.to is None or player in e.to else
-                    e._replace(type="hidden", data={}, to=()) for e in r.s.events]
+                    type(e)(e.seq, e.round, "hidden", {}, ()) for e in r.s.events]
         s.round_start_seq = r.s.round_start_seq
         return LoveLetterState(self.get_game(), _Round(s, 0, r.round0, r.t0, aside_open=False))
 

@@ -25,7 +25,6 @@ Effect = Callable[[MatchState, int, "int | None", "int | None", dict[str, Any]],
 
 EFFECTS: dict[int, Effect] = {}
 
-_new: Final = tuple.__new__  # Event(...) without the namedtuple's Python-level __new__: hot
 # Final: the compiled build keeps these in C variables, not in the module's dict.
 _NAMES: Final = NAMES
 _EVENT: Final = Event
@@ -47,7 +46,7 @@ def emit(s: MatchState, kind: str, data: dict[str, Any],
          to: tuple[int, ...] | None = None) -> None:
     if s.log:
         events = s.events
-        events.append(_new(_EVENT, (len(events), s.round, kind, data, to)))
+        events.append(_EVENT(len(events), s.round, kind, data, to))
 
 
 def eliminate(s: MatchState, seat: int, reason: str) -> None:
@@ -68,7 +67,7 @@ def _no_effect(s: MatchState, me: int, t: int | None, guess: int | None,
                data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     return False
 
 
@@ -78,14 +77,14 @@ def _guard(s: MatchState, me: int, t: int | None, guess: int | None,
     if t is None or guess is None:
         if s.log:
             ev = s.events
-            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+            ev.append(_EVENT(len(ev), s.round, "play", data, None))
         return False
     data["guess"] = _NAMES[guess]
     hit = s.hands[t][0] == guess
     data["hit"] = hit
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     if hit:
         eliminate(s, t, "guard")
     return False
@@ -96,7 +95,7 @@ def _priest(s: MatchState, me: int, t: int | None, guess: int | None,
             data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     if t is not None:
         if s.log:
             emit(s, "priest_saw", {"seat": me, "target": t, "card": _NAMES[s.hands[t][0]],
@@ -110,7 +109,7 @@ def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
     if t is None:
         if s.log:
             ev = s.events
-            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+            ev.append(_EVENT(len(ev), s.round, "play", data, None))
         return False
     mine, theirs = s.hands[me][0], s.hands[t][0]
     values = _RULESETS[s.ruleset].values
@@ -119,7 +118,7 @@ def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
     data["loser"] = loser
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     if s.log:
         emit(s, "baron_compared", {"seat": me, "target": t, "card": _NAMES[mine],
                                    "target_card": _NAMES[theirs], "turn": s.turn_no}, (me, t))
@@ -134,7 +133,7 @@ def _handmaid(s: MatchState, me: int, t: int | None, guess: int | None,
     s.protected[me] = True
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     return False
 
 
@@ -144,7 +143,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
     if t is None:  # not reached: the prince can always target its own player
         if s.log:
             ev = s.events
-            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+            ev.append(_EVENT(len(ev), s.round, "play", data, None))
         return False
     hand = s.hands[t]
     discarded = hand.pop()
@@ -153,7 +152,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
     if _FATAL[discarded]:
         if s.log:
             ev = s.events
-            ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+            ev.append(_EVENT(len(ev), s.round, "play", data, None))
         eliminate(s, t, _NAMES[discarded])
         return False
     if s.deck:
@@ -165,7 +164,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
     hand.append(new)
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     if s.log:
         emit(s, "prince_drew", {"seat": t, "by": me, "card": _NAMES[new], "turn": s.turn_no}, (t,))
     return False
@@ -176,7 +175,7 @@ def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
                 data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     n = min(_CHANCELLOR_DRAWS, len(s.deck))
     data["drew"] = n  # the play event shares this dict: it shows how many were drawn
     if not n:
@@ -196,7 +195,7 @@ def _king(s: MatchState, me: int, t: int | None, guess: int | None,
           data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     if t is not None:
         hands = s.hands
         mine, theirs = hands[me][0], hands[t][0]
@@ -212,7 +211,7 @@ def _princess(s: MatchState, me: int, t: int | None, guess: int | None,
               data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_new(_EVENT, (len(ev), s.round, "play", data, None)))
+        ev.append(_EVENT(len(ev), s.round, "play", data, None))
     eliminate(s, me, "princess")  # R20
     return False
 

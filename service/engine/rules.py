@@ -50,7 +50,6 @@ MAX_TOKENS_TO_WIN = 20
 
 # Module constants are Final: the compiled build keeps them in C variables instead of looking
 # each one up in the module's dict at every use.
-_new: Final = tuple.__new__  # an Event without the namedtuple's Python-level __new__ (hot path)
 _N_CARDS: Final = len(NAMES)
 if _N_CARDS > 256:  # _legal packs two card ids into 8 bits each
     raise ImportError("more than 256 cards: widen the legal-actions key in rules._legal")
@@ -149,7 +148,7 @@ def start_round(s: MatchState) -> None:
     log = s.log
     if log:
         # The shuffled order, for the record only: nobody sees it while the match runs (R31).
-        events.append(_new(_EVENT, (seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ())))
+        events.append(_EVENT(seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ()))
     s.aside = [deck[0]]
     if n == 2:
         if s.two_player_setup == "three-up":
@@ -173,18 +172,18 @@ def start_round(s: MatchState) -> None:
     s.turn_no = 0
     s.phase = _PHASE_PLAY
     if log:
-        events.append(_new(_EVENT, (seq + 1, rnd, "round_start", {
+        events.append(_EVENT(seq + 1, rnd, "round_start", {
             "first": first, "face_up": [names[c] for c in face_up],
-            "deck_count": len(deck) - n + forfeited.count(True), "tokens": s.tokens[:]}, None)))
+            "deck_count": len(deck) - n + forfeited.count(True), "tokens": s.tokens[:]}, None))
     for i in range(n):
         seat = (first + i) % n
         if not forfeited[seat]:
             card = deck.pop(0)
             hands[seat] = [card]
             if log:
-                events.append(_new(_EVENT, (len(events), rnd, "dealt",
+                events.append(_EVENT(len(events), rnd, "dealt",
                                            {"seat": seat, "card": names[card]},
-                                           _SOLO[seat] if seat < 64 else (seat,))))
+                                           _SOLO[seat] if seat < 64 else (seat,)))
     s.deck = deck
     _start_turn(s, first)
 
@@ -202,10 +201,10 @@ def _start_turn(s: MatchState, seat: int) -> None:
     seq = len(events)
     rnd = s.round
     events += (
-        _new(_EVENT, (seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
-                      None)),
-        _new(_EVENT, (seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
-                      _SOLO[seat] if seat < 64 else (seat,))))
+        _EVENT(seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
+                      None),
+        _EVENT(seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
+                      _SOLO[seat] if seat < 64 else (seat,)))
 
 
 # --------------------------------------------------------------------------- legal actions
@@ -548,7 +547,8 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
     s.rounds.append(result)
     if s.log:
         events = s.events
-        events.append(_new(_EVENT, (len(events), s.round, "round_end", dict(result), None)))
+        # the same dict as the round's entry in s.rounds (both read-only): no copy
+        events.append(_EVENT(len(events), s.round, "round_end", result, None))  # type: ignore[arg-type]
     s.turn = -1
     s.phase = _PHASE_PLAY
     target = s.tokens_to_win

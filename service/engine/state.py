@@ -116,20 +116,18 @@ class MatchState:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; ``from_dict(to_dict(s)) == s``."""
         d = {name: getattr(self, name) for name in _FIELDS}
-        # Plain tuples: JSON writes them as arrays [seq, round, type, data, to] (and fast
-        # encoders such as orjson take tuples but not namedtuple subclasses).
-        d["events"] = list(map(tuple, self.events))
+        # Plain tuples: JSON writes them as arrays [seq, round, type, data, to].
+        d["events"] = [e.to_tuple() for e in self.events]
         return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MatchState:
         try:
             kwargs = {name: data[name] for name in _FIELDS}
-            new = tuple.__new__  # skips the namedtuple's Python-level __new__: a hot path
             kwargs["status"] = Status(kwargs["status"])
             kwargs["phase"] = Phase(kwargs["phase"])
             kwargs["events"] = [
-                new(Event, (s, r, t, d, None if to is None else tuple(to)))
+                Event(s, r, t, d, None if to is None else tuple(to))
                 for s, r, t, d, to in data["events"]
             ]
             return cls(**kwargs)
