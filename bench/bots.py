@@ -34,9 +34,11 @@ The search bot spends about 2 s of CPU per game at the default budget, so its fi
 ``--search-games`` (default 100 per figure; each line says how many games it played).
 Run: ``make bench`` or ``.venv/bin/python bench/bots.py [--games 2000] [--search-games 100]
 [--budget-ms 100] [--seed 1] [--posterior-games 100] [--only search-2p,search-4p,...]
-[--jobs 4]``. ``--jobs N`` shares a search figure's games among N processes (the same deals and
+[--jobs 4] [--search-set PRUNE=None]``. ``--jobs N`` shares a search figure's games among N processes (the same deals and
 seats as one process; the bots' own random draws differ, so the figures do too, within their
 noise): the budget is CPU time, so on a busy machine this only makes the run end sooner.
+``--search-set NAME=VALUE`` changes a setting of the search bot (``SearchBot.NAME``) for an
+ablation; the same ``--seed`` deals the same games, so two settings compare paired.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import os
 import sys
 import time
 
-from llsdk import View, arena
+from llsdk import Bot, View, arena
 from llsdk.cli import load_bot
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -65,16 +67,44 @@ def strength(label: str, ruleset: str, players: int, games: int, seed: str) -> N
     print(f"{label} counting game win: {me.games.percent()}", flush=True)
 
 
+def search_bot(budget_ms: float, settings: dict[str, object]) -> Bot:
+    """The search bot at ``budget_ms``, with the class settings of ``--search-set`` (for
+    ablations: ``MATCH_AWARE=False`` plays it without that idea) set on this instance."""
+    bot = load_bot(SEARCH)
+    bot.budget = budget_ms / 1000  # type: ignore[attr-defined]
+    for name, value in settings.items():
+        setattr(bot, name, value)
+    return bot
+
+
+def parse_settings(items: list[str]) -> dict[str, object]:
+    """``["PRUNE=None", "CONFIDENCE=1.0"]`` -> ``{"PRUNE": None, "CONFIDENCE": 1.0}``: names
+    the search bot's class has, values Python literals."""
+    import ast
+
+    bot_class = type(load_bot(SEARCH))
+    out: dict[str, object] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.isupper() or not hasattr(bot_class, name):
+            sys.exit(f"--search-set {item!r}: want NAME=VALUE with NAME a setting of SearchBot")
+        try:
+            out[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            sys.exit(f"--search-set {item!r}: {value!r} is not a Python literal")
+    return out
+
+
 def _search_job(job: int, jobs: int, against: str, ruleset: str, players: int, games: int,
-                seed: str, budget_ms: float) -> tuple[list[tuple[int, int, int]], list[float], int]:
+                seed: str, budget_ms: float, settings: dict[str, object] | None = None,
+                ) -> tuple[list[tuple[int, int, int]], list[float], int]:
     """Games ``job``, ``job + jobs``, ... of a search run, dealt and seated as ``arena.run``
     deals and seats game ``g`` (seed ``f"{seed}:{g}"``, the search bot at seat ``g % players``
     turned): per game (won, rounds played, rounds won), the CPU time of each decision and
     the decisions where the search overruled the counting bot."""
     import random
 
-    bot = load_bot(SEARCH)
-    bot.budget = budget_ms / 1000  # type: ignore[attr-defined]
+    bot = search_bot(budget_ms, settings or {})
     other = COUNTING if against == "counting" else RANDOM
     bots = [bot] + [load_bot(other) for _ in range(players - 1)]
     for i, b in enumerate(bots):  # the bots' own draws: one stream per job
@@ -95,7 +125,8 @@ def _search_job(job: int, jobs: int, against: str, ruleset: str, players: int, g
 
 
 def search_strength(label: str, against: str, ruleset: str, players: int, games: int,
-                    seed: str, budget_ms: float, times: list[float], jobs: int = 1) -> None:
+                    seed: str, budget_ms: float, times: list[float], jobs: int = 1,
+                    settings: dict[str, object] | None = None) -> None:
     """The search bot in seat rotation against ``players - 1`` copies of ``against``. With
     ``jobs`` above 1 the games are shared among that many processes: the same deals and seats
     (the bots' own random draws differ), each move searched on its own CPU time as before."""
@@ -106,7 +137,7 @@ def search_strength(label: str, against: str, ruleset: str, players: int, games:
         with ProcessPoolExecutor(jobs) as pool:
             parts = list(pool.map(_search_job, range(jobs), [jobs] * jobs, [against] * jobs,
                                   [ruleset] * jobs, [players] * jobs, [games] * jobs,
-                                  [seed] * jobs, [budget_ms] * jobs))
+                                  [seed] * jobs, [budget_ms] * jobs, [settings] * jobs))
         decided = overruled = 0
         for out, stats, over in parts:
             for won, played, rounds_won in out:
@@ -118,8 +149,7 @@ def search_strength(label: str, against: str, ruleset: str, players: int, games:
             decided += len(stats)
             overruled += over
     else:
-        bot = load_bot(SEARCH)
-        bot.budget = budget_ms / 1000  # type: ignore[attr-defined]
+        bot = search_bot(budget_ms, settings or {})
         other = COUNTING if against == "counting" else RANDOM
         bots = [bot] + [load_bot(other) for _ in range(players - 1)]
 
@@ -221,6 +251,8 @@ def main() -> None:
                     help="games per posterior figure (2 players; a third of them with 4)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="processes that share a search figure's games (default 1)")
+    ap.add_argument("--search-set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting of the search bot (SearchBot.NAME), for ablations; repeat")
     ap.add_argument("--seed", default="1")
     ap.add_argument("--only", type=lambda t: set(t.split(",")), default=set(GROUPS),
                     help=f"comma-separated figure groups (default all): {','.join(GROUPS)}")
@@ -235,14 +267,21 @@ def main() -> None:
         strength("2019-4p", "2019", 4, opts.games, opts.seed)
     times: list[float] = []
     g, seed, budget, jobs = opts.search_games, opts.seed, opts.budget_ms, opts.jobs
+    sets = parse_settings(opts.search_set)
+    if sets:
+        print(f"search bot settings: {' '.join(opts.search_set)}", flush=True)
     if "search-2p" in only:
-        search_strength("classic-2p", "counting", "classic", 2, g, seed, budget, times, jobs)
+        search_strength("classic-2p", "counting", "classic", 2, g, seed, budget, times, jobs,
+                        sets)
     if "search-4p" in only:
-        search_strength("2019-4p", "counting", "2019", 4, g, seed, budget, times, jobs)
+        search_strength("2019-4p", "counting", "2019", 4, g, seed, budget, times, jobs,
+                        sets)
     if only & {"search-random", "search-random-2p"}:
-        search_strength("classic-2p", "random", "classic", 2, g, seed, budget, times, jobs)
+        search_strength("classic-2p", "random", "classic", 2, g, seed, budget, times, jobs,
+                        sets)
     if only & {"search-random", "search-random-4p"}:
-        search_strength("2019-4p", "random", "2019", 4, g, seed, budget, times, jobs)
+        search_strength("2019-4p", "random", "2019", 4, g, seed, budget, times, jobs,
+                        sets)
     if times:
         print(f"search time per move median: {1000 * percentile(times, 0.5):.1f} ms "
               f"({len(times)} moves, budget {budget:g} ms)", flush=True)

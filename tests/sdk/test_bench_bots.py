@@ -45,3 +45,16 @@ def test_search_figures_count_every_game(jobs: int, capsys: pytest.CaptureFixtur
     won = re.search(r"game win: ([\d.]+) %", out)
     assert won is not None and float(won.group(1)) in (0.0, 33.3, 66.7, 100.0)
     assert times
+
+
+def test_search_set_changes_a_setting_of_the_search_bot() -> None:
+    """``--search-set`` (ablations): Python literals for settings the bot has, else an exit."""
+    bench = _bench()
+    sets = bench.parse_settings(["PRUNE=None", "CONFIDENCE=1.0"])  # type: ignore[attr-defined]
+    assert sets == {"PRUNE": None, "CONFIDENCE": 1.0}
+    bot = bench.search_bot(7, sets)  # type: ignore[attr-defined]
+    assert bot.PRUNE is None and bot.CONFIDENCE == 1.0 and bot.budget == 0.007
+    assert type(bot).PRUNE == 3.0  # the class is left as it was
+    for bad in (["NOPE=1"], ["PRUNE"], ["PRUNE=nope"]):
+        with pytest.raises(SystemExit):
+            bench.parse_settings(bad)  # type: ignore[attr-defined]
