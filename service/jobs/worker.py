@@ -14,7 +14,8 @@ Redis restarts. RQ's worker retries a lost connection while it waits for a job (
 bookkeeping, a heartbeat) makes ``work()`` return. This process then waits until Redis answers
 and starts a new worker (a new name: the old one's registration may be left behind), so the
 process outlives any outage; a job cut short by one is dispatched again when its lease ends.
-Such an error is logged on one line, without RQ's traceback (an outage is not a bug).
+Such an error is logged on one line, without RQ's traceback (an outage is not a bug), and so is
+a job that raised one: it is left failed, and the repair pass queues it again.
 
 Shutdown. SIGTERM or SIGINT is RQ's warm shutdown (the current job finishes); the worker class
 hears of it through RQ's ``handle_warm_shutdown_request`` hook, and the process then stops the
@@ -69,6 +70,18 @@ class DeadlineWorker(SimpleWorker):
             super().execute_job(job, queue)
         finally:
             job_done(job, queue, time.perf_counter() - started)
+
+    def handle_exception(self, job: Any, *exc_info: Any) -> None:
+        """RQ's public hook for a job that raised: it logs the traceback at ERROR. A job that
+        failed because Redis went away (a stall or an outage in the middle of a ladder pass) is
+        not a bug: the repair pass queues it again (``jobs/repair.py``), so one WARNING line
+        says so; any other exception goes to RQ's handling as it is."""
+        exc = exc_info[1] if len(exc_info) > 1 else None
+        if isinstance(exc, REDIS_DOWN):
+            log.warning("Worker %s: job %s failed (Redis unavailable: %s); the repair pass "
+                        "queues it again", self.name, job.id, exc)
+            return
+        super().handle_exception(job, *exc_info)
 
     def handle_warm_shutdown_request(self) -> None:
         self.stopping.set()

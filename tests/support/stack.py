@@ -168,4 +168,6 @@ def running_stack(env: dict[str, str], cls: type[S] = WholeStack,  # type: ignor
     finally:
         s.close()
     for name, log in logs.items():
-        assert "Traceback" not in log, f"{name} logged an error:\n{log[-6000:]}"
+        at = log.find("Traceback")
+        # the lines around the first traceback (the log's tail was often only its aftermath)
+        assert at < 0, f"{name} logged an error:\n{log[max(0, at - 2000):at + 6000]}"
