@@ -71,18 +71,6 @@ class DeadlineWorker(SimpleWorker):
         finally:
             job_done(job, queue, time.perf_counter() - started)
 
-    def handle_exception(self, job: Any, *exc_info: Any) -> None:
-        """RQ's public hook for a job that raised: it logs the traceback at ERROR. A job that
-        failed because Redis went away (a stall or an outage in the middle of a ladder pass) is
-        not a bug: the repair pass queues it again (``jobs/repair.py``), so one WARNING line
-        says so; any other exception goes to RQ's handling as it is."""
-        exc = exc_info[1] if len(exc_info) > 1 else None
-        if isinstance(exc, REDIS_DOWN):
-            log.warning("Worker %s: job %s failed (Redis unavailable: %s); the repair pass "
-                        "queues it again", self.name, job.id, exc)
-            return
-        super().handle_exception(job, *exc_info)
-
     def handle_warm_shutdown_request(self) -> None:
         self.stopping.set()
         super().handle_warm_shutdown_request()
@@ -93,6 +81,17 @@ class OutageLines(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
+        if exc is None and record.levelno >= logging.ERROR and record.name.startswith("rq"):
+            # RQ logs a failed job from inside its except clause, the traceback as text: a
+            # job cut short by Redis is left failed and the repair pass queues it again
+            # (jobs/repair.py), so one WARNING line without the traceback says so
+            current = sys.exc_info()[1]
+            if isinstance(current, REDIS_DOWN):
+                job = getattr(record, "job_id", "?")
+                record.msg, record.args = ("job %s failed (Redis unavailable: %s); the repair "
+                                           "pass queues it again", (job, current))
+                record.levelno, record.levelname = logging.WARNING, "WARNING"
+                return True
         if isinstance(exc, REDIS_DOWN):
             record.msg = f"{record.msg} (Redis unavailable: {exc})"
             record.exc_info = None
