@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import random
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,22 +65,24 @@ def env(redis_server: RedisProcess, tmp_path: Path) -> dict[str, str]:
             "ARCHIVE_INTERVAL_S": "1", "REPAIR_INTERVAL_S": "3600", "CHALLENGE_SWEEP_S": "3600"}
 
 
-@pytest.fixture
-def stack(redis_db: redis.Redis, redis_server: RedisProcess,
-          env: dict[str, str]) -> Iterator[None]:
-    with RqWorker(redis_server.url, env=env), RqCron(redis_server.url, env=env):
-        yield
-
-
 def test_cron_and_a_worker_archive_old_finished_matches_once(
-        redis_db: redis.Redis, env: dict[str, str], stack: None) -> None:
+        redis_db: redis.Redis, redis_server: RedisProcess, env: dict[str, str]) -> None:
     r = redis_db
     old = time.time() - 10 * DAY
     due = [played(r, f"job-old-{i}", now=old)[0].id for i in range(3)]
     recent = played(r, "job-recent", now=time.time() - DAY)[0].id
-    active = played(r, "job-active", finish=False, now=old)[0].id
+    # begun 10 days ago and still in play: its turn's deadline (20 days on) is not past, so the
+    # worker's deadline dispatcher has no timeout to apply that would end it back then
+    active = played(r, "job-active", finish=False, now=old, timeout_s=20 * 86400)[0].id
+    # read before the worker and cron start: once they run, a pass may archive a match at any
+    # moment (a busy run's first pass archived one before the test had read it)
     before = {m: matches.load(r, m).to_json() for m in due}
+    with RqWorker(redis_server.url, env=env), RqCron(redis_server.url, env=env):
+        archived_and_kept(r, env, due, recent, active, before)
 
+
+def archived_and_kept(r: redis.Redis, env: dict[str, str], due: list[str], recent: str,
+                      active: str, before: dict[str, Any]) -> None:
     wait_for("the old matches archived", lambda: not any(r.exists(keys.match(m)) for m in due))
     arc = archive.Archive(env["ARCHIVE_DIR"])
     assert all(os.path.exists(arc.path(m)) for m in due)
