@@ -60,8 +60,24 @@ def _when(ts: float) -> str:
 def record(r: redis.Redis, pid: str, mid: str, policy: AbortPolicy,
            now: float | None = None) -> dict[str, Any] | None:
     """Count ``pid``'s abort of ``mid`` (a repeat of the same match counts once) and bench it
-    when the policy says so. Returns the bench this abort started, else None."""
+    when the policy says so. Returns the bench this abort started, else None.
+
+    One abort of a player is counted at a time, under a redis-py lock on the player: the count,
+    the bench level and the bench are read and written in several round trips over keys in
+    different hash slots (no one transaction on a cluster), so two aborts settled at once (two
+    workers, two ladders) would both read level n and both write level n + 1, and the next
+    bench would skip a step."""
     now = time.time() if now is None else now
+    with r.lock(keys.player_abort_lock(pid), timeout=LOCK_S, blocking_timeout=LOCK_S):
+        return _record(r, pid, mid, policy, now)
+
+
+#: how long one count may hold the player's lock, and wait for it (a count is a few round trips)
+LOCK_S = 10.0
+
+
+def _record(r: redis.Redis, pid: str, mid: str, policy: AbortPolicy,
+            now: float) -> dict[str, Any] | None:
     ak, bk = keys.player_aborts(pid), keys.player_benches(pid)
     pipe = r.pipeline(transaction=False)
     pipe.zadd(ak, {mid: now})

@@ -107,6 +107,11 @@ def player_benches(pid: str) -> str:
     return f"{PREFIX}:p:{pid}:benches"
 
 
+def player_abort_lock(pid: str) -> str:
+    """redis-py lock: one abort of the player counted at a time (``store/aborts.py``)."""
+    return f"{PREFIX}:p:{pid}:abortlock"
+
+
 ABORT_BENCH = f"{PREFIX}:idx:abort_bench"  # hash: player id -> its current abort bench (JSON)
 
 

@@ -7,6 +7,7 @@ tests/system/test_abort_dodging.py."""
 from __future__ import annotations
 
 import random
+import threading
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from service import engine
 from service.config import LadderConfig
 from service.engine import EngineError
 from service.http.views import player_view
-from service.store import aborts, attendance, ladders, matches, players, presence
+from service.store import aborts, attendance, keys, ladders, matches, players, presence
 from service.store.docs import ACTIVE, FINISHED, MatchDoc
 from tests.support.live import SAFE_DEAL, round_one_deck
 
@@ -220,3 +221,28 @@ def test_aborts_of_long_ago_do_not_add_up(redis_db: redis.Redis) -> None:
     assert aborts.record(r, "p_000000000001", "m_b", policy, now=1000.0 + 3601) is None
     bench = aborts.record(r, "p_000000000001", "m_c", policy, now=1000.0 + 3700)
     assert bench is not None and bench["until"] == 1000.0 + 3700 + 60
+
+
+def test_aborts_settled_at_once_bench_one_level_each(redis_db: redis.Redis) -> None:
+    """Eight aborts of one bot counted at the same moment by eight threads (eight workers'
+    timeouts): each bench they earn is one level above the last, none is given twice."""
+    r = redis_db
+    pid = "p_0000000000aa"
+    policy = aborts.AbortPolicy(bench_after=1, window_s=3600, bench_s=(60, 120, 180, 240),
+                                memory_s=7200)
+    start = threading.Barrier(8)
+    got: list[dict[str, Any] | None] = []
+
+    def count(i: int) -> None:
+        start.wait()
+        got.append(aborts.record(r, pid, f"m_{i:012x}", policy, now=1000.0 + i))
+
+    threads = [threading.Thread(target=count, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8  # no thread raised
+    levels = sorted(b["level"] for b in got if b is not None)
+    assert levels == list(range(1, len(levels) + 1))
+    assert r.zcard(keys.player_benches(pid)) == len(levels) >= 1
