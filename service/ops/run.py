@@ -66,7 +66,10 @@ GRACE_S = 10.0  # SIGTERM -> SIGKILL
 HOUSE_BOTS_MARGIN_S = 5.0
 #: the log level of RQ's worker and cron processes under make run (``RQ_LOG_LEVEL``)
 RQ_LOG_LEVEL = os.environ.get("RQ_LOG_LEVEL") or "WARNING"
-STARTUP_TIMEOUT_S = 30.0
+#: how long the stack may take to answer /readyz: about 5 s on a quiet 2-core machine, but a
+#: busy one (a test suite beside it) took over 30 s to bring gunicorn, the worker, the
+#: dispatcher's and cron's heartbeats up
+STARTUP_TIMEOUT_S = 120.0
 RESTART_MIN_S = 1.0  # first wait before starting a dead child again
 RESTART_MAX_S = 30.0  # the longest wait
 STABLE_S = 60.0  # a child that ran this long starts again after RESTART_MIN_S
@@ -314,6 +317,7 @@ class Runner:
     def __init__(self) -> None:
         self.stopping: int | None = None  # the signal that asked us to stop
         self.children: list[Child] = []
+        self.last_ready_answer = "none yet"  # what /readyz said last while we waited
         self.restarts: dict[str, Restarts] = {}
 
     def supervise(self, note: str = "", now: float | None = None) -> None:
@@ -359,8 +363,10 @@ class Runner:
                 with urllib.request.urlopen(url, timeout=2) as resp:
                     if resp.status == 200:
                         return True
-            except (urllib.error.URLError, OSError):
-                pass
+            except urllib.error.HTTPError as e:  # (a 503 says what is not ready yet)
+                self.last_ready_answer = f"{e.code} {e.read()[:500].decode(errors='replace')}"
+            except (urllib.error.URLError, OSError) as e:
+                self.last_ready_answer = str(e)
             time.sleep(0.1)
         return False
 
@@ -417,8 +423,8 @@ class Runner:
                 dead = self.dead_child()
                 if dead is None:
                     print(f"[run] {base}/readyz did not answer 200 within "
-                          f"{STARTUP_TIMEOUT_S:.0f}s; the end of {shown_log}:\n{tail(log_path)}",
-                          flush=True)
+                          f"{STARTUP_TIMEOUT_S:.0f}s (its last answer: {self.last_ready_answer}); "
+                          f"the end of {shown_log}:\n{tail(log_path)}", flush=True)
                 else:
                     print(f"[run] {dead.spec.name} (pid {dead.pid}) exited with code "
                           f"{dead.proc.returncode} while starting; stopping everything. The end "

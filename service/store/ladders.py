@@ -60,8 +60,30 @@ def enter(r: redis.Redis, lad: LadderConfig, pid: str, now: float | None = None)
 
 
 def leave(r: redis.Redis, lad: LadderConfig, pid: str) -> dict[str, Any]:
+    """Take ``pid`` off the ladder. The answer comes only once no scheduling pass can still seat
+    it: a pass that read the entries before they changed may be writing its tables, so leaving
+    waits for it (at most ``LEAVE_WAIT_S``); the answer's ``active_matches`` then counts every
+    match the bot was given, and a bot that stops after leaving finds them all (a match seated
+    just after its answer would be played by nobody, and abort or forfeit on its clock)."""
     r.zrem(_k(lad.name, "entries"), pid)
+    wait_for_passes(r, [lad.name], within_s=LEAVE_WAIT_S)
     return entry_status(r, lad, pid)
+
+
+#: how long a leave waits for a pass in progress: a pass takes milliseconds; one that died holds
+#: its lock until LOCK_TTL_S, and a leave doesn't wait that out
+LEAVE_WAIT_S = 5.0
+
+
+def wait_for_passes(r: redis.Redis, ladder_names: list[str], within_s: float) -> None:
+    """Wait until every scheduling pass that holds a ladder's lock now has ended (or ``within_s``
+    has passed): a later pass reads the entries as they are now."""
+    held = {name: r.get(_k(name, "lock")) for name in ladder_names}
+    deadline = time.monotonic() + within_s
+    for name, token in held.items():
+        while token is not None and time.monotonic() < deadline and \
+                r.get(_k(name, "lock")) == token:
+            time.sleep(0.02)
 
 
 def _present(lad: LadderConfig, seen: float | None, now: float) -> bool:

@@ -24,7 +24,7 @@ from . import challenges, inbox, keys, matches, names, players, replies
 from .docs import ACTIVE
 from .errors import StoreError
 from .ladder_config import LadderConfig
-from .ladders import LOCK_TTL_S
+from .ladders import LOCK_TTL_S, wait_for_passes
 
 #: how long a name given up (renamed away or deleted) stays taken, so nobody else can take it
 #: and pass for the player who had it: 30 days
@@ -63,7 +63,8 @@ def _leave_everything(r: redis.Redis, pid: str, ladders: Iterable[LadderConfig])
     pipe.zrem(keys.PRESENCE, pid)
     pipe.zrem(keys.LISTENING, pid)
     pipe.execute()
-    _wait_for_passes(r, ladders)
+    # (a pass that read the entries before they changed ends before the matches are ended)
+    wait_for_passes(r, [lad.name for lad in ladders], within_s=LOCK_TTL_S + 1)
     for direction, close in (("out", challenges.cancel), ("in", challenges.decline)):
         for cid in replies.texts(r.zrange(keys.player_challenges(pid, direction), 0, -1)):
             try:
@@ -71,17 +72,6 @@ def _leave_everything(r: redis.Redis, pid: str, ladders: Iterable[LadderConfig])
             except StoreError:
                 pass  # closed already
     return _end_running(r, pid)
-
-
-def _wait_for_passes(r: redis.Redis, ladders: list[LadderConfig]) -> None:
-    """Wait until every ladder pass that held a lock now has ended (at most LOCK_TTL_S, after
-    which the lock expires whatever the pass does); a later pass no longer sees the entry."""
-    held = {lad.name: r.get(keys.ladder(lad.name, "lock")) for lad in ladders}
-    deadline = time.monotonic() + LOCK_TTL_S + 1
-    for name, token in held.items():
-        while token is not None and time.monotonic() < deadline and \
-                r.get(keys.ladder(name, "lock")) == token:
-            time.sleep(0.05)
 
 
 def _end_running(r: redis.Redis, pid: str) -> list[str]:

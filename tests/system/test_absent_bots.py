@@ -75,6 +75,7 @@ class BotThread:
         self.id, token = stack.register(name)
         self.client = Client(stack.url, token)
         self.bot: Bot = load_bot(str(REPO / "examples" / "bots" / "random_bot.py"))
+        self.ladders = ladders
         self.stop = threading.Event()
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, args=(ladders,), daemon=True)
@@ -90,6 +91,12 @@ class BotThread:
         self.stop.set()
         self.thread.join(timeout=10)
         assert not self.thread.is_alive(), "Bot.run did not stop"
+        # Bot.run left the ladders within its 1-s budget, or tried to; leave again, unhurried:
+        # once a leave has answered, no scheduling pass seats this bot any more (a busy run:
+        # a pass seated it after Bot.run stopped, and the match was rated after the test read
+        # the other bot's row)
+        for name in self.ladders:
+            self.client.ladder.leave(name)
         self.client.close()
         assert self.error is None, repr(self.error)
 
