@@ -156,7 +156,9 @@ bench: $(STAMP) engine
 
 openapi: $(RUN_STAMP)
 	$(VPY) -m service.http.openapi
-	$(VPY) -m service.engine.catalog > sdk/llsdk/rulesets.json
+	@# (the pure module: `python -m` can't run a compiled one; written whole or not at all)
+	LL_ENGINE_PURE=1 $(VPY) -m service.engine.catalog > sdk/llsdk/rulesets.json.new
+	mv sdk/llsdk/rulesets.json.new sdk/llsdk/rulesets.json
 
 # The compiled engine when this venv can build it (mypyc, from the development tools of `make
 # install` or `make test`, and a C compiler): about 15 CPU-seconds the first time, nothing while

@@ -160,5 +160,6 @@ class Entries(MethodView):
     @blp.doc(security=AUTH)
     @document_errors(blp, E401, E404)
     def delete(self, name: str) -> Any:
-        """Leave the ladder (running matches are played out)."""
+        """Leave the ladder (running matches are played out). The answer comes once no scheduling
+        pass can seat you; its `active_matches` counts every match you were given."""
         return json_response(ladders.leave(store(), _ladder(name), require_player()))
