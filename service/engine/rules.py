@@ -67,7 +67,6 @@ _GUESS_TYPES: Final = frozenset({int, Card, type(None)})
 _BONUS: Final[tuple[int, ...]] = tuple(int(c) for c in Card if CARDS[c].bonus)
 _NAMES: Final = NAMES
 _RULESETS: Final = RULESETS
-_EVENT: Final = Event
 _ACTION: Final = Action
 _ACTIVE: Final = ACTIVE
 _PHASE_PLAY: Final = PHASE_PLAY
@@ -148,7 +147,7 @@ def start_round(s: MatchState) -> None:
     log = s.log
     if log:
         # The shuffled order, for the record only: nobody sees it while the match runs (R31).
-        events.append(_EVENT(seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ()))
+        events.append(Event(seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ()))
     s.aside = [deck[0]]
     if n == 2:
         if s.two_player_setup == "three-up":
@@ -172,7 +171,7 @@ def start_round(s: MatchState) -> None:
     s.turn_no = 0
     s.phase = _PHASE_PLAY
     if log:
-        events.append(_EVENT(seq + 1, rnd, "round_start", {
+        events.append(Event(seq + 1, rnd, "round_start", {
             "first": first, "face_up": [names[c] for c in face_up],
             "deck_count": len(deck) - n + forfeited.count(True), "tokens": s.tokens[:]}, None))
     for i in range(n):
@@ -181,7 +180,7 @@ def start_round(s: MatchState) -> None:
             card = deck.pop(0)
             hands[seat] = [card]
             if log:
-                events.append(_EVENT(len(events), rnd, "dealt",
+                events.append(Event(len(events), rnd, "dealt",
                                            {"seat": seat, "card": names[card]},
                                            _SOLO[seat] if seat < 64 else (seat,)))
     s.deck = deck
@@ -201,9 +200,9 @@ def _start_turn(s: MatchState, seat: int) -> None:
     seq = len(events)
     rnd = s.round
     events += (
-        _EVENT(seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
+        Event(seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
                       None),
-        _EVENT(seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
+        Event(seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
                       _SOLO[seat] if seat < 64 else (seat,)))
 
 
@@ -548,7 +547,7 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
     if s.log:
         events = s.events
         # the same dict as the round's entry in s.rounds (both read-only): no copy
-        events.append(_EVENT(len(events), s.round, "round_end", result, None))  # type: ignore[arg-type]
+        events.append(Event(len(events), s.round, "round_end", result, None))  # type: ignore[arg-type]
     s.turn = -1
     s.phase = _PHASE_PLAY
     target = s.tokens_to_win
