@@ -181,8 +181,8 @@ def start_round(s: MatchState) -> None:
             hands[seat] = [card]
             if log:
                 events.append(Event(len(events), rnd, "dealt",
-                                           {"seat": seat, "card": names[card]},
-                                           _SOLO[seat] if seat < 64 else (seat,)))
+                                    {"seat": seat, "card": names[card]},
+                                    _SOLO[seat] if seat < 64 else (seat,)))
     s.deck = deck
     _start_turn(s, first)
 
@@ -201,9 +201,9 @@ def _start_turn(s: MatchState, seat: int) -> None:
     rnd = s.round
     events += (
         Event(seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
-                      None),
+              None),
         Event(seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
-                      _SOLO[seat] if seat < 64 else (seat,)))
+              _SOLO[seat] if seat < 64 else (seat,)))
 
 
 # --------------------------------------------------------------------------- legal actions
@@ -424,7 +424,10 @@ def apply_inplace(
         # This turn's legal actions, usually memoized by the caller's legal_actions: read
         # here rather than through _legal, a call fewer per action.
         if s.memo_version == start and memo is not None and s.memo_hand == s.hands[me]:
-            canon = memo[1].get(action)
+            # typed, so that the compiled build looks it up directly, not through a
+            # method call on an object of unknown type
+            canonical: dict[Action, Action] = memo[1]
+            canon = canonical.get(action)
         else:
             canon = _legal(s)[1].get(action)
     except TypeError:  # unhashable fields (a list for bottom): malformed, reported below
