@@ -35,11 +35,14 @@ plays), interleaved slices in this one process, ``ours/peer`` ratios the median 
 ``--repeats`` runs. ``--against DIR`` adds the pure engine of another checkout of this
 repository (a before/after in one process). Then the readers' cost per event: a finished
 match's views and their JSON, and its events as stored entries, as the service reads a log.
+``--no-gc`` pauses the cyclic garbage collector for the run: the difference is what the
+collections of the objects a run keeps (the event logs of the matches in play) cost.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import json
@@ -495,8 +498,14 @@ def main() -> None:
                          "repository in DIR (a before/after in one process)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="with --peer-src: runs per figure (medians printed)")
+    ap.add_argument("--no-gc", action="store_true",
+                    help="pause the cyclic garbage collector for the whole run (gc.disable), "
+                         "to see how much of a figure is collections of the objects kept")
     opts = ap.parse_args()
     sec = opts.seconds
+    if opts.no_gc:
+        gc.disable()
+        print("cyclic garbage collector: paused (--no-gc)", flush=True)
     if opts.peer_src:
         compare_peer(opts.peer_src, sec, opts.repeats, opts.against)
         return
