@@ -35,11 +35,16 @@ plays), interleaved slices in this one process, ``ours/peer`` ratios the median 
 ``--repeats`` runs. ``--against DIR`` adds the pure engine of another checkout of this
 repository (a before/after in one process). Then the readers' cost per event: a finished
 match's views and their JSON, and its events as stored entries, as the service reads a log.
+``--count ENGINE PLAYERS MATCHES`` plays a fixed number of matches on one engine, to count
+its instructions under valgrind (docs/operations.md). ``--no-gc`` pauses the cyclic garbage
+collector for the run: the difference is what the
+collections of the objects a run keeps (the event logs of the matches in play) cost.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import json
@@ -303,11 +308,13 @@ def load_pure_engine(root: str | None = None) -> ModuleType:
     return module
 
 
-def ours_rounds(engine: ModuleType, players: int, seconds: float, *, log: bool = True) -> float:
+def ours_rounds(engine: ModuleType, players: int, seconds: float, *, log: bool = True,
+                matches: int | None = None) -> float:
     """Our engine, classic rules, the card-first random policy (``peer_policy``) through the
     public API, whole matches, rounds per CPU-second. ``engine`` is one build's package;
     ``log=False`` plays the matches without an event log (``new_match(log=False)``, as
-    ``llsdk.sim.rollout`` plays its random playouts)."""
+    ``llsdk.sim.rollout`` plays its random playouts). ``matches``: play that many (seeds 1 to
+    ``matches``) whatever the time, and return the rounds played (``--count``)."""
     new, step, by_card_of, legal = (engine.new_match, engine.apply_inplace,
                                     engine.legal_actions_by_card, engine.legal_actions)
     rng = random.Random(1)
@@ -316,7 +323,7 @@ def ours_rounds(engine: ModuleType, players: int, seconds: float, *, log: bool =
     clock = time.process_time
     start = clock()
     deadline = start + seconds
-    while clock() < deadline:
+    while seed < matches if matches is not None else clock() < deadline:
         seed += 1
         s = new("classic", players, seed=seed, log=log)
         while s.status == "active":
@@ -330,15 +337,17 @@ def ours_rounds(engine: ModuleType, players: int, seconds: float, *, log: bool =
                 (acts,) = by_card.values()
             step(s, choice(acts))
         rounds += s.round
-    return rounds / (clock() - start)
+    return rounds if matches is not None else rounds / (clock() - start)
 
 
-def peer_rounds(peer: ModuleType, players: int, seconds: float) -> float:
+def peer_rounds(peer: ModuleType, players: int, seconds: float,
+                matches: int | None = None) -> float:
     """RetiredDemiurge's engine (classic rules, 2-4 players), whole games driven as its own
     command-line game drives them (start_turn, apply_action, check_round_end, advance_turn),
     with the same card-first random policy: a card uniformly from ``legal_play_cards``, then a
     target uniformly from ``valid_targets``, then a guess uniformly (any card but the guard).
-    Its ``apply_action`` validates each action, as ours does."""
+    Its ``apply_action`` validates each action, as ours does. ``matches``: as in
+    :func:`ours_rounds`."""
     rules, state = peer.rules, peer.state
     ct = peer.cards.CardType
     new_game, setup_round, start_turn = rules.new_game, rules.setup_round, rules.start_turn
@@ -354,7 +363,9 @@ def peer_rounds(peer: ModuleType, players: int, seconds: float) -> float:
     clock = time.process_time
     start = clock()
     deadline = start + seconds
-    while clock() < deadline:
+    games = 0
+    while games < matches if matches is not None else clock() < deadline:
+        games += 1
         game = new_game(names)
         while not game_over(game):
             rs = setup_round(game, rng)
@@ -380,7 +391,7 @@ def peer_rounds(peer: ModuleType, players: int, seconds: float) -> float:
                 check_round_end(game, rs, rng)
                 if not rs.round_over:
                     advance_turn(rs)
-    return rounds / (clock() - start)
+    return rounds if matches is not None else rounds / (clock() - start)
 
 
 def import_peer(src: str) -> ModuleType:
@@ -483,6 +494,22 @@ def compare_peer(src: str, seconds: float, repeats: int, against: str | None = N
                   f"{statistics.median(runs):.3f} us/event", flush=True)
 
 
+def count_rounds(src: str, which: str, players: str, matches: str) -> None:
+    """``--count``: a fixed amount of work on one engine, for an instruction count."""
+    n, count = int(players), int(matches)
+    if which == "peer":
+        rounds = peer_rounds(import_peer(src), n, 0.0, matches=count)
+    else:
+        build, _, unlogged = which.partition("-")
+        if build not in ("pure", "compiled") or unlogged not in ("", "unlogged"):
+            raise SystemExit(f"--count: no engine {which!r}")
+        if build == "compiled" and BUILD != "mypyc":
+            raise SystemExit("--count compiled: no current mypyc build (`make engine`)")
+        eng = load_pure_engine() if build == "pure" else engine_pkg
+        rounds = ours_rounds(eng, n, 0.0, log=not unlogged, matches=count)
+    print(f"classic-{n}p {which}: {rounds:.0f} rounds in {count} matches", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per figure")
@@ -495,8 +522,23 @@ def main() -> None:
                          "repository in DIR (a before/after in one process)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="with --peer-src: runs per figure (medians printed)")
+    ap.add_argument("--count", nargs=3, metavar=("ENGINE", "PLAYERS", "MATCHES"),
+                    help="with --peer-src: play exactly MATCHES classic matches on one ENGINE "
+                         "(peer, pure, compiled, pure-unlogged, compiled-unlogged) and print "
+                         "the rounds played; under `valgrind --tool=callgrind`, minus the same "
+                         "command with 0 matches, the instructions it took (a figure the "
+                         "machine's load does not move)")
+    ap.add_argument("--no-gc", action="store_true",
+                    help="pause the cyclic garbage collector for the whole run (gc.disable), "
+                         "to see how much of a figure is collections of the objects kept")
     opts = ap.parse_args()
     sec = opts.seconds
+    if opts.no_gc:
+        gc.disable()
+        print("cyclic garbage collector: paused (--no-gc)", flush=True)
+    if opts.peer_src and opts.count:
+        count_rounds(opts.peer_src, *opts.count)
+        return
     if opts.peer_src:
         compare_peer(opts.peer_src, sec, opts.repeats, opts.against)
         return

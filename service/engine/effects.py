@@ -27,7 +27,6 @@ EFFECTS: dict[int, Effect] = {}
 
 # Final: the compiled build keeps these in C variables, not in the module's dict.
 _NAMES: Final = NAMES
-_EVENT: Final = Event
 _RULESETS: Final = RULESETS
 _FATAL: Final[tuple[bool, ...]] = tuple(CARDS[c].fatal for c in Card)
 _CHANCELLOR_DRAWS: Final = CARDS[Card.CHANCELLOR].draws
@@ -46,7 +45,7 @@ def emit(s: MatchState, kind: str, data: dict[str, Any],
          to: tuple[int, ...] | None = None) -> None:
     if s.log:
         events = s.events
-        events.append(_EVENT(len(events), s.round, kind, data, to))
+        events.append(Event(len(events), s.round, kind, data, to))
 
 
 def eliminate(s: MatchState, seat: int, reason: str) -> None:
@@ -67,7 +66,7 @@ def _no_effect(s: MatchState, me: int, t: int | None, guess: int | None,
                data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     return False
 
 
@@ -77,14 +76,14 @@ def _guard(s: MatchState, me: int, t: int | None, guess: int | None,
     if t is None or guess is None:
         if s.log:
             ev = s.events
-            ev.append(_EVENT(len(ev), s.round, "play", data, None))
+            ev.append(Event(len(ev), s.round, "play", data, None))
         return False
     data["guess"] = _NAMES[guess]
     hit = s.hands[t][0] == guess
     data["hit"] = hit
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     if hit:
         eliminate(s, t, "guard")
     return False
@@ -95,7 +94,7 @@ def _priest(s: MatchState, me: int, t: int | None, guess: int | None,
             data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     if t is not None:
         if s.log:
             emit(s, "priest_saw", {"seat": me, "target": t, "card": _NAMES[s.hands[t][0]],
@@ -109,7 +108,7 @@ def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
     if t is None:
         if s.log:
             ev = s.events
-            ev.append(_EVENT(len(ev), s.round, "play", data, None))
+            ev.append(Event(len(ev), s.round, "play", data, None))
         return False
     mine, theirs = s.hands[me][0], s.hands[t][0]
     values = _RULESETS[s.ruleset].values
@@ -118,7 +117,7 @@ def _baron(s: MatchState, me: int, t: int | None, guess: int | None,
     data["loser"] = loser
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     if s.log:
         emit(s, "baron_compared", {"seat": me, "target": t, "card": _NAMES[mine],
                                    "target_card": _NAMES[theirs], "turn": s.turn_no}, (me, t))
@@ -133,7 +132,7 @@ def _handmaid(s: MatchState, me: int, t: int | None, guess: int | None,
     s.protected[me] = True
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     return False
 
 
@@ -143,7 +142,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
     if t is None:  # not reached: the prince can always target its own player
         if s.log:
             ev = s.events
-            ev.append(_EVENT(len(ev), s.round, "play", data, None))
+            ev.append(Event(len(ev), s.round, "play", data, None))
         return False
     hand = s.hands[t]
     discarded = hand.pop()
@@ -152,7 +151,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
     if _FATAL[discarded]:
         if s.log:
             ev = s.events
-            ev.append(_EVENT(len(ev), s.round, "play", data, None))
+            ev.append(Event(len(ev), s.round, "play", data, None))
         eliminate(s, t, _NAMES[discarded])
         return False
     if s.deck:
@@ -164,7 +163,7 @@ def _prince(s: MatchState, me: int, t: int | None, guess: int | None,
     hand.append(new)
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     if s.log:
         emit(s, "prince_drew", {"seat": t, "by": me, "card": _NAMES[new], "turn": s.turn_no}, (t,))
     return False
@@ -175,7 +174,7 @@ def _chancellor(s: MatchState, me: int, t: int | None, guess: int | None,
                 data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     n = min(_CHANCELLOR_DRAWS, len(s.deck))
     data["drew"] = n  # the play event shares this dict: it shows how many were drawn
     if not n:
@@ -195,7 +194,7 @@ def _king(s: MatchState, me: int, t: int | None, guess: int | None,
           data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     if t is not None:
         hands = s.hands
         mine, theirs = hands[me][0], hands[t][0]
@@ -211,7 +210,7 @@ def _princess(s: MatchState, me: int, t: int | None, guess: int | None,
               data: dict[str, Any]) -> bool:
     if s.log:
         ev = s.events
-        ev.append(_EVENT(len(ev), s.round, "play", data, None))
+        ev.append(Event(len(ev), s.round, "play", data, None))
     eliminate(s, me, "princess")  # R20
     return False
 

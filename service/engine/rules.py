@@ -67,7 +67,6 @@ _GUESS_TYPES: Final = frozenset({int, Card, type(None)})
 _BONUS: Final[tuple[int, ...]] = tuple(int(c) for c in Card if CARDS[c].bonus)
 _NAMES: Final = NAMES
 _RULESETS: Final = RULESETS
-_EVENT: Final = Event
 _ACTION: Final = Action
 _ACTIVE: Final = ACTIVE
 _PHASE_PLAY: Final = PHASE_PLAY
@@ -148,7 +147,7 @@ def start_round(s: MatchState) -> None:
     log = s.log
     if log:
         # The shuffled order, for the record only: nobody sees it while the match runs (R31).
-        events.append(_EVENT(seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ()))
+        events.append(Event(seq, rnd, "deck", {"deck": [names[c] for c in deck]}, ()))
     s.aside = [deck[0]]
     if n == 2:
         if s.two_player_setup == "three-up":
@@ -172,7 +171,7 @@ def start_round(s: MatchState) -> None:
     s.turn_no = 0
     s.phase = _PHASE_PLAY
     if log:
-        events.append(_EVENT(seq + 1, rnd, "round_start", {
+        events.append(Event(seq + 1, rnd, "round_start", {
             "first": first, "face_up": [names[c] for c in face_up],
             "deck_count": len(deck) - n + forfeited.count(True), "tokens": s.tokens[:]}, None))
     for i in range(n):
@@ -181,9 +180,9 @@ def start_round(s: MatchState) -> None:
             card = deck.pop(0)
             hands[seat] = [card]
             if log:
-                events.append(_EVENT(len(events), rnd, "dealt",
-                                           {"seat": seat, "card": names[card]},
-                                           _SOLO[seat] if seat < 64 else (seat,)))
+                events.append(Event(len(events), rnd, "dealt",
+                                    {"seat": seat, "card": names[card]},
+                                    _SOLO[seat] if seat < 64 else (seat,)))
     s.deck = deck
     _start_turn(s, first)
 
@@ -201,10 +200,10 @@ def _start_turn(s: MatchState, seat: int) -> None:
     seq = len(events)
     rnd = s.round
     events += (
-        _EVENT(seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
-                      None),
-        _EVENT(seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
-                      _SOLO[seat] if seat < 64 else (seat,)))
+        Event(seq, rnd, "turn", {"seat": seat, "turn": turn_no, "deck_count": len(deck)},
+              None),
+        Event(seq + 1, rnd, "drew", {"seat": seat, "card": _NAMES[card]},
+              _SOLO[seat] if seat < 64 else (seat,)))
 
 
 # --------------------------------------------------------------------------- legal actions
@@ -425,7 +424,10 @@ def apply_inplace(
         # This turn's legal actions, usually memoized by the caller's legal_actions: read
         # here rather than through _legal, a call fewer per action.
         if s.memo_version == start and memo is not None and s.memo_hand == s.hands[me]:
-            canon = memo[1].get(action)
+            # typed, so that the compiled build looks it up directly, not through a
+            # method call on an object of unknown type
+            canonical: dict[Action, Action] = memo[1]
+            canon = canonical.get(action)
         else:
             canon = _legal(s)[1].get(action)
     except TypeError:  # unhashable fields (a list for bottom): malformed, reported below
@@ -548,7 +550,7 @@ def _end_round(s: MatchState, winners: list[int], reason: str) -> None:
     if s.log:
         events = s.events
         # the same dict as the round's entry in s.rounds (both read-only): no copy
-        events.append(_EVENT(len(events), s.round, "round_end", result, None))  # type: ignore[arg-type]
+        events.append(Event(len(events), s.round, "round_end", result, None))  # type: ignore[arg-type]
     s.turn = -1
     s.phase = _PHASE_PLAY
     target = s.tokens_to_win
