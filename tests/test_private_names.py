@@ -189,3 +189,28 @@ REWRITTEN_ELSEWHERE: set[str] = set()
 ], ids=lambda p: str(p.relative_to(REPO)))
 def test_no_private_redis_or_rq_name(path: Path) -> None:
     assert violations(path) == []
+
+
+def private_module_imports(source: str) -> list[str]:
+    """The modules of a private name (``_random``, ``redis._parsers``) that ``source`` imports;
+    relative imports are the project's own."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+        found += [n for n in names if any(_private(part) for part in n.split("."))]
+    return found
+
+
+def test_the_import_check_sees_private_modules() -> None:
+    assert private_module_imports("from _random import Random\nimport redis._parsers as p\n"
+                                  "from . import _build\nfrom __future__ import annotations\n"
+                                  "import random\n") == ["_random", "redis._parsers"]
+
+
+@pytest.mark.parametrize("path", [
+    *MODULES, *sorted((REPO / "sdk" / "llsdk").rglob("*.py"))], ids=lambda p: str(p.relative_to(REPO)))
+def test_no_module_imports_a_private_module_of_a_library(path: Path) -> None:
+    """Not the standard library's either: the engine's round generator was the C one behind
+    ``random.Random`` (``_random``), bypassing the public class."""
+    assert private_module_imports(path.read_text(encoding="utf-8")) == []

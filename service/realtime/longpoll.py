@@ -18,7 +18,6 @@ the CPU the idle polls cost (``bench/longpoll.py``)."""
 
 from __future__ import annotations
 
-import _socket
 import socket
 import threading
 import time
@@ -26,12 +25,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import redis
+from gevent import monkey
 
 from ..store import inbox, matches, presence
 from ..store.docs import FINISHED, MatchDoc
 from . import notify
 
 DEADLINE_SLACK_S = 0.005
+#: ``socket.socket`` before gevent's patch (gevent's documented ``get_original``; unpatched, the
+#: class itself)
+_PLAIN_SOCKET: type[socket.socket] = monkey.get_original("socket", "socket")
 #: a waiting poll refreshes its player's presence (and checks its client is there) this often
 PRESENCE_REFRESH_S = 2.0
 #: how often a process writes the presence refreshes of its polls (a refresh lands this late)
@@ -105,7 +108,9 @@ def client_gone(environ: Mapping[str, Any]) -> bool:
         return True
     if fd < 0:
         return True
-    peek = _socket.socket(fileno=fd)  # shares the descriptor: detached below, never closed
+    # the standard library's socket class as it was before gevent patched it (gevent's own
+    # recv would wait for data), sharing the descriptor: detached below, never closed
+    peek = _PLAIN_SOCKET(fileno=fd)
     try:
         return peek.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
     except (BlockingIOError, InterruptedError):
