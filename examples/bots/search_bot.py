@@ -421,6 +421,10 @@ class SearchBot(Bot):
     PRUNE: float | None = 3.0
     #: in playouts, careful players aim at the rival with the most tokens (``PlayoutPolicy``)
     TARGET_LEADER = True
+    #: every candidate's playout on a sample draws the same random numbers (common random
+    #: numbers: the deal was already common, now the players' random choices are too), which
+    #: narrows the paired differences the CONFIDENCE test and PRUNE read
+    COMMON_PLAYOUTS = True
     #: from this many players on, careful players in playouts choose their card by the
     #: counting bot's table (``policy``)
     TABLE_PLAYOUTS = 3
@@ -553,19 +557,29 @@ class SearchBot(Bot):
         worth = self.match_worth(view)
         active = list(range(len(moves)))
         check = 16
+        # The playouts' own random draws (targets, which card of a pair): with
+        # COMMON_PLAYOUTS every candidate of a sample replays the same stream of them, so two
+        # candidates differ by what their moves change, not by their luck (see the class).
+        stream = random.Random() if self.COMMON_PLAYOUTS else rng
+        saved: Any = None
         while samples < 4 or time.thread_time() < deadline:
             if samples == check and len(active) > 2:
                 active = self.prune(active, base, totals, squares, samples)
                 check *= 2
             state = sampler.sample(rng)
+            if self.COMMON_PLAYOUTS:
+                stream.seed(rng.getrandbits(64))
+                saved = stream.getstate()
             for i in active:
                 move = moves[i]
                 policy.start(known, 0, random_seats)
+                if self.COMMON_PLAYOUTS:
+                    stream.setstate(saved)
                 if worth is None:
-                    scores[i] = sim.rollout(state.clone(), seat, rng, policy, first=move)
+                    scores[i] = sim.rollout(state.clone(), seat, stream, policy, first=move)
                 else:
                     played = state.clone()
-                    sim.rollout(played, seat, rng, policy, first=move)
+                    sim.rollout(played, seat, stream, policy, first=move)
                     scores[i] = worth(played.rounds[-1]["tokens"])
                 totals[i] += scores[i]
             for i in active:
