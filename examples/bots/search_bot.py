@@ -162,6 +162,7 @@ class PlayoutPolicy:
         self.values = [VALUES[ruleset].get(c, -1) for c in CARDS]
         self.copies = [COPIES[ruleset].get(c, 0) for c in CARDS]
         self.guessable = [c for c in range(10) if self.copies[c] and c != GUARD]
+        self.guess_order = sorted(self.guessable, key=lambda c: -self.values[c])
         self.legal = eng.legal_actions
         # A Baron is worth playing when the card kept beats an average hand (value 4 or more in
         # classic, 5 or more in 2019).
@@ -197,9 +198,14 @@ class PlayoutPolicy:
         """Read the playout's new events into ``known``."""
         known = self.known
         events = s.events
+        if len(events) == self.seen:
+            return
         for e in events[self.seen:]:
-            kind, d = e.type, e.data
+            kind = e.type
             if kind == "play":
+                if not known:
+                    continue  # nothing known that a play could make stale
+                d = e.data
                 me, t, card = d["seat"], d.get("target"), INDEX[d["card"]]
                 for key in [k for k in known if k[1] == me and known[k] == card]:
                     del known[key]  # it played the card others knew: they know no more
@@ -210,13 +216,17 @@ class PlayoutPolicy:
                     for key in [k for k in known if me in k or t in k]:
                         del known[key]
             elif kind == "priest_saw":
+                d = e.data
                 known[(d["seat"], d["target"])] = INDEX[d["card"]]
             elif kind == "king_swapped":
+                d = e.data
                 known[(d["seat"], d["target"])] = INDEX[d["gave"]]
                 known[(d["target"], d["seat"])] = INDEX[d["received"]]
-            elif kind == "baron_compared" and d["card"] == d["target_card"]:
-                known[(d["seat"], d["target"])] = INDEX[d["card"]]
-                known[(d["target"], d["seat"])] = INDEX[d["card"]]
+            elif kind == "baron_compared":
+                d = e.data
+                if d["card"] == d["target_card"]:
+                    known[(d["seat"], d["target"])] = INDEX[d["card"]]
+                    known[(d["target"], d["seat"])] = INDEX[d["card"]]
         self.seen = len(events)
 
     def __call__(self, s: Any, rng: random.Random) -> Any:
@@ -236,7 +246,7 @@ class PlayoutPolicy:
         elim, prot = s.eliminated, s.protected
         others = [p for p in range(s.players) if p != me and not elim[p] and not prot[p]]
         known = self.known
-        for t in others:  # a sure knock-out with what we know
+        for t in others if known else ():  # a sure knock-out with what we know
             c = known.get((me, t))
             if c is None:
                 continue
@@ -272,7 +282,7 @@ class PlayoutPolicy:
                 others = safe or others
             if len(others) > 1 and self.leader_first:
                 tokens = s.tokens
-                most = max(tokens[t] for t in others)
+                most = max([tokens[t] for t in others])
                 others = [t for t in others if tokens[t] == most]
             target = others[0] if len(others) == 1 else rng.choice(others)
             if card == GUARD:
@@ -289,8 +299,11 @@ class PlayoutPolicy:
         for c in s.face_up:
             left[c] -= 1
         left[keep] -= 1
-        values = self.values
-        return max(self.guessable, key=lambda c: (left[c], values[c]))
+        best, most = GUARD, -1
+        for c in self.guess_order:  # the first of the most copies is the highest card
+            if left[c] > most:
+                best, most = c, left[c]
+        return best
 
 
 def knowledge(view: View, sampler: sim.Sampler) -> dict[tuple[int, int], int]:
@@ -560,7 +573,7 @@ class SearchBot(Bot):
         # The playouts' own random draws (targets, which card of a pair): with
         # COMMON_PLAYOUTS every candidate of a sample replays the same stream of them, so two
         # candidates differ by what their moves change, not by their luck (see the class).
-        stream = random.Random() if self.COMMON_PLAYOUTS else rng
+        stream = random.Random(rng.getrandbits(64)) if self.COMMON_PLAYOUTS else rng
         saved: Any = None
         while samples < 4 or time.thread_time() < deadline:
             if samples == check and len(active) > 2:
@@ -568,7 +581,6 @@ class SearchBot(Bot):
                 check *= 2
             state = sampler.sample(rng)
             if self.COMMON_PLAYOUTS:
-                stream.seed(rng.getrandbits(64))
                 saved = stream.getstate()
             for i in active:
                 move = moves[i]
