@@ -581,6 +581,7 @@ class SearchBot(Bot):
                 check *= 2
             state = sampler.sample(rng)
             if self.COMMON_PLAYOUTS:
+                stream.random()  # fresh numbers for this deal, even if the last drew none
                 saved = stream.getstate()
             for i in active:
                 move = moves[i]
