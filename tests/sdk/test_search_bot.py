@@ -224,3 +224,32 @@ def test_match_chance_values_the_tokens_after_a_round() -> None:
                 for p in range(4))
     assert total == pytest.approx(1.0)
     assert match_chance(1, (0, 0, 3), 4) < match_chance(1, (0, 1, 2), 4)
+
+
+def test_candidates_of_a_sample_share_the_playouts_random_draws(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Common random numbers: every candidate played out on one sampled deal starts its playout
+    from the same random stream (so they differ by their moves, not their luck), and the next
+    deal's playouts draw fresh numbers."""
+    streams: list[list[tuple[object, ...]]] = []
+    sample, rollout = sim.Sampler.sample, sim.rollout
+
+    def sampled(self: sim.Sampler, rng: random.Random, **kw: bool) -> object:
+        streams.append([])
+        return sample(self, rng, **kw)
+
+    def played(state: object, seat: int, rng: random.Random, *args: object,
+               **kw: object) -> float:
+        streams[-1].append(rng.getstate())
+        return rollout(state, seat, rng, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sim.Sampler, "sample", sampled)
+    monkeypatch.setattr(sim, "rollout", played)
+    bot = load_bot(SEARCH_BOT)
+    bot.budget = 0.005  # type: ignore[attr-defined]
+    arena.run([bot, load_bot(COUNTING_BOT), load_bot(COUNTING_BOT)], "2019", games=1,
+              seed="common")
+    shared = [s for s in streams if len(s) > 1]
+    assert len(shared) > 20
+    assert all(len(set(s)) == 1 for s in shared)
+    assert len({s[0] for s in shared}) == len(shared)
