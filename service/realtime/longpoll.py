@@ -108,8 +108,7 @@ def client_gone(environ: Mapping[str, Any]) -> bool:
         return True
     if fd < 0:
         return True
-    # the standard library's socket class as it was before gevent patched it (gevent's own
-    # recv would wait for data), sharing the descriptor: detached below, never closed
+    # unpatched: gevent's recv would wait for data; shares the descriptor: detached below
     peek = _PLAIN_SOCKET(fileno=fd)
     try:
         return peek.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""

@@ -7,7 +7,7 @@ record: mu, sigma, games, wins, timeouts, games per seat, recent games, last tab
 bench), ``active`` (hash pid -> ladder matches formed and not yet rated), ``inflight`` (hash
 match id -> JSON seats: the matches formed and not yet rated; removing a match from it, in the
 rating's transaction, is the exactly-once guard), ``h:<pid>`` (list: the bot's rated matches,
-newest first), ``lock`` (one scheduling pass at a time).
+newest first), ``lock`` (a redis-py lock: one scheduling pass at a time).
 
 A pass (:func:`form_matches`) takes as its pool the entered bots that polled within the
 ladder's presence window, are not benched and play fewer than ``max_concurrent`` of this
@@ -19,14 +19,15 @@ known deal to :func:`form_matches`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
-import secrets
 import time
 from collections.abc import Mapping
 from typing import Any
 
 import redis
+from redis.exceptions import LockError
 
 from .. import engine
 from . import aborts, keys, ladder_planner, matches, players, rating, replies
@@ -137,8 +138,8 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
     first move or a timeout does (the abort rule holds only in round 1). The scheduler
     (jobs/ladder.py) never passes one and no route or setting reaches it; the matches record it
     as chosen, as an unrated match with those options does."""
-    lock, token = _k(lad.name, "lock"), secrets.token_hex(8)
-    if not r.set(lock, token, nx=True, ex=LOCK_TTL_S):
+    lock = r.lock(_k(lad.name, "lock"), timeout=LOCK_TTL_S)
+    if not lock.acquire(blocking=False):
         return []  # another pass is running
     try:
         _rate_finished(r, lad)
@@ -170,16 +171,8 @@ def form_matches(r: redis.Redis, lad: LadderConfig, *, now: float | None = None,
         tables = ladder_planner.plan_tables(lad, pool, recs, rng, now=now, hold_s=hold)
         return _create(r, lad, tables, deal)
     finally:
-        _release(r, lock, token)
-
-
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end " \
-           "return 0"
-
-
-def _release(r: redis.Redis, lock: str, token: str) -> None:
-    """Delete the lock only if it is still ours (it expires if a pass outlives LOCK_TTL_S)."""
-    r.eval(_RELEASE, 1, lock, token)
+        with contextlib.suppress(LockError):  # it expired (a pass past LOCK_TTL_S): not ours
+            lock.release()
 
 
 def _rate_finished(r: redis.Redis, lad: LadderConfig) -> None:
