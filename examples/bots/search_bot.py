@@ -179,14 +179,25 @@ class PlayoutPolicy:
         # a leader is everyone's target, and a playout that spreads the attacks evenly has it
         # survive too often.
         self.leader_first = True
+        # Name a Guard's card as the counting bot does (``COUNTING_GUESS``): the card the
+        # target likeliest holds by the counting bot's own reckoning (``public_weights``), ties
+        # to the lowest card; else the unseen card with the most copies, ties to the highest.
+        self.counting_guess = True
+        # seat -> the counting bot's weight of each card it may hold, from the public plays
+        # (replaced, never changed in place: a playout's start only copies the outer list)
+        self.weights: list[list[float]] = []
 
     def start(self, known: dict[tuple[int, int], int], seen: int,
-              random_seats: frozenset[int] = frozenset()) -> None:
+              random_seats: frozenset[int] = frozenset(),
+              weights: list[list[float]] | None = None) -> None:
         """A new playout: what each player knows at its start; events from ``seen`` on are new;
-        ``random_seats`` play uniformly at random (card, then target, then guess)."""
+        ``random_seats`` play uniformly at random (card, then target, then guess); ``weights``:
+        ``public_weights`` of the view the playout starts from."""
         self.known = dict(known)
         self.seen = seen
         self.random_seats = random_seats
+        if weights is not None:
+            self.weights = list(weights)
 
     def random_move(self, s: Any, rng: random.Random) -> Any:
         legal = self.legal(s)
@@ -205,9 +216,12 @@ class PlayoutPolicy:
         events = s.events
         if len(events) == self.seen:
             return
+        weights = self.weights if self.counting_guess else None
         for e in events[self.seen:]:
             kind = e.type
             if kind == "play":
+                if weights:
+                    played(weights, e.data)
                 if not known:
                     continue  # nothing known that a play could make stale
                 d = e.data
@@ -289,11 +303,52 @@ class PlayoutPolicy:
                 tokens = s.tokens
                 most = max([tokens[t] for t in others])
                 others = [t for t in others if tokens[t] == most]
+            if card == GUARD and self.counting_guess and self.weights:
+                return self._counting_guard(s, me, keep, others)
             target = others[0] if len(others) == 1 else rng.choice(others)
             if card == GUARD:
                 return self.Action("play", GUARD, target, self._guess(s, me, keep))
             return self.Action("play", card, target)
         return self.Action("play", card)
+
+    def _counting_guard(self, s: Any, me: int, keep: int, others: list[int]) -> Any:
+        """The Guard the counting bot plays: at the target and card it thinks likeliest (its
+        unseen copies of the card, from its own seat, times ``weights`` of the target), ties to
+        the lowest seat, then the lowest card (it takes the first best of its legal actions)."""
+        left = self.copies[:]
+        for pile in s.discards:
+            for c in pile:
+                left[c] -= 1
+        for c in s.face_up:
+            left[c] -= 1
+        left[keep] -= 1
+        left[GUARD] -= 1  # the one it plays
+        known = self.known
+        sure = set()
+        if known:
+            for (who, whose), c in known.items():
+                if who == me:
+                    left[c] -= 1
+                    sure.add(whose)
+        best_p, best = -1.0, (others[0], self.guessable[0])
+        weights = self.weights
+        for t in others:
+            if t in sure:  # a Guard it knows (any other card was a sure knock-out)
+                continue
+            w = weights[t]
+            total = 0.0
+            top, guess = -1.0, self.guessable[0]
+            for c in range(10):
+                x = left[c] * w[c] if left[c] > 0 else 0.0
+                total += x
+                if x > top and c != GUARD and c in self.guessable:
+                    top, guess = x, c
+            if total <= 0:  # contradictory: plain counting
+                return self.Action("play", GUARD, t, self._guess(s, me, keep))
+            p = top / total
+            if p > best_p:
+                best_p, best = p, (t, guess)
+        return self.Action("play", GUARD, best[0], best[1])
 
     def _guess(self, s: Any, me: int, keep: int) -> int:
         """The non-guard card with the most unseen copies (public piles and own hand)."""
@@ -309,6 +364,66 @@ class PlayoutPolicy:
             if left[c] > most:
                 best, most = c, left[c]
         return best
+
+
+def played(weights: list[list[float]], d: dict[str, Any]) -> None:
+    """Update ``weights`` (``public_weights``) for the play ``d`` (a play event's data), as the
+    counting bot's ``Tracker`` does when it does not know the card drawn: the player kept its
+    old card or the new one alike, twice as likely a copy of the card it played; a missed Guard
+    rules its card out; a King swaps the two players' weights; a Prince or a Chancellor
+    starts its player afresh."""
+    s, card, t = d["seat"], INDEX[d["card"]], d.get("target")
+    w = [(x + 1) / 2 for x in weights[s]]
+    w[card] *= 2
+    if card == COUNTESS:
+        w[KING] *= 2
+        w[PRINCE] *= 2
+    elif card == KING or card == PRINCE:
+        w[COUNTESS] = 0.0
+    weights[s] = w
+    if t is None:
+        if card == CHANCELLOR:
+            weights[s] = _ONES
+        return
+    if card == GUARD and not d.get("hit") and d.get("guess"):
+        ruled = weights[t][:]
+        ruled[INDEX[d["guess"]]] = 0.0
+        weights[t] = ruled
+    elif card == KING and t != s:
+        weights[s], weights[t] = weights[t], weights[s]
+    elif card == PRINCE:
+        weights[t] = _ONES
+    elif card == CHANCELLOR:
+        weights[s] = _ONES
+
+
+_ONES = [1.0] * 10
+
+
+def public_weights(view: View) -> list[list[float]]:
+    """Per seat, how much likelier than plain counting the counting bot holds each card
+    to be that seat's card, from this round's public plays (``played``), and a Baron's winner
+    above its loser's card."""
+    weights = [_ONES] * (view.players_count or len(view.players))
+    values = [VALUES[view.ruleset].get(c, -1) for c in CARDS]
+    winner: int | None = None
+    for e in view.events:
+        if e.round != view.round:
+            continue
+        if e.type == "play":
+            d = e.data
+            played(weights, d)
+            winner = None
+            if d["card"] == "baron" and d.get("loser") is not None and d.get("target") is not None:
+                winner = d["target"] if d["loser"] == d["seat"] else d["seat"]
+        elif e.type == "eliminated" and winner is not None:
+            revealed = e.data.get("revealed") or ()
+            if revealed:
+                floor = values[INDEX[revealed[0]]]
+                weights[winner] = [0.0 if values[c] <= floor else x
+                                   for c, x in enumerate(weights[winner])]
+            winner = None
+    return weights
 
 
 def knowledge(view: View, sampler: sim.Sampler) -> dict[tuple[int, int], int]:
@@ -446,6 +561,9 @@ class SearchBot(Bot):
     #: from this many players on, careful players in playouts choose their card by the
     #: counting bot's table (``policy``)
     TABLE_PLAYOUTS = 3
+    #: in playouts, careful players name a Guard's card as the counting bot does
+    #: (``PlayoutPolicy._counting_guard``)
+    COUNTING_GUESS = True
 
     def __init__(self, budget_ms: float | None = None) -> None:
         if budget_ms is not None:
@@ -572,6 +690,8 @@ class SearchBot(Bot):
         deadline = start + self.budget
         # At least a few samples even when the budget is tiny, so the choice is never blind.
         known = knowledge(view, sampler)
+        policy.counting_guess = self.COUNTING_GUESS
+        weights = public_weights(view)
         worth = self.match_worth(view)
         active = list(range(len(moves)))
         check = 16
@@ -590,7 +710,7 @@ class SearchBot(Bot):
                 saved = stream.getstate()
             for i in active:
                 move = moves[i]
-                policy.start(known, 0, random_seats)
+                policy.start(known, 0, random_seats, weights)
                 if self.COMMON_PLAYOUTS:
                     stream.setstate(saved)
                 if worth is None:
