@@ -168,6 +168,7 @@ class PlayoutPolicy:
         self.copies = [COPIES[ruleset].get(c, 0) for c in CARDS]
         self.guessable = [c for c in range(10) if self.copies[c] and c != GUARD]
         self.guess_order = sorted(self.guessable, key=lambda c: -self.values[c])
+        self.can_guess = [c in self.guessable for c in range(10)]
         self.legal = eng.legal_actions
         # A Baron is worth playing when the card kept beats an average hand (value 4 or more in
         # classic, 5 or more in 2019).
@@ -341,6 +342,7 @@ class PlayoutPolicy:
                     sure.add(whose)
         best_p, best = -1.0, (others[0], self.guessable[0])
         weights = self.weights
+        can_guess = self.can_guess
         for t in others:
             if t in sure:  # a Guard it knows (any other card was a sure knock-out)
                 continue
@@ -350,7 +352,7 @@ class PlayoutPolicy:
             for c in range(10):
                 x = left[c] * w[c] if left[c] > 0 else 0.0
                 total += x
-                if x > top and c != GUARD and c in self.guessable:
+                if x > top and can_guess[c]:
                     top, guess = x, c
             if total <= 0:  # contradictory: plain counting
                 return self.Action("play", GUARD, t, self._guess(s, me, keep))
@@ -382,14 +384,18 @@ def played(weights: list[list[float]], d: dict[str, Any]) -> None:
     rules its card out; a King swaps the two players' weights; a Prince or a Chancellor
     starts its player afresh."""
     s, card, t = d["seat"], INDEX[d["card"]], d.get("target")
-    w = [(x + 1) / 2 for x in weights[s]]
-    w[card] *= 2
-    if card == COUNTESS:
-        w[KING] *= 2
-        w[PRINCE] *= 2
-    elif card == KING or card == PRINCE:
-        w[COUNTESS] = 0.0
-    weights[s] = w
+    old = weights[s]
+    if old is _ONES:  # the common case of a fresh hand: the result is always the same
+        weights[s] = _FRESH_PLAYED[card]
+    else:
+        w = [(x + 1) / 2 for x in old]
+        w[card] *= 2
+        if card == COUNTESS:
+            w[KING] *= 2
+            w[PRINCE] *= 2
+        elif card == KING or card == PRINCE:
+            w[COUNTESS] = 0.0
+        weights[s] = w
     if t is None:
         if card == CHANCELLOR:
             weights[s] = _ONES
@@ -407,6 +413,10 @@ def played(weights: list[list[float]], d: dict[str, Any]) -> None:
 
 
 _ONES = [1.0] * 10
+_FRESH_PLAYED: list[list[float]] = []  # played's weights of a fresh hand that played each card
+for _card in range(10):
+    _FRESH_PLAYED.append([1.0] * 10)
+    played(_FRESH_PLAYED, {"seat": _card, "card": CARDS[_card]})
 
 
 def public_weights(view: View) -> list[list[float]]:
