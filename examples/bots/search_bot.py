@@ -46,7 +46,8 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
    move (card, target, guess) in 73 % of 1,143 of its decisions. On tuning seeds 1002 and
    1003 (150 four-player games each, the same games with and without) these two changes took
    the search bot from 126 to 144 of 300 games won (42.0 % to 48.0 %) and from 29.1 % to
-   32.3 % of rounds (docs/bots.md).
+   32.3 % of rounds; on the check seed 20261208 it then won 40.0 % of 300 games and 30.1 % of
+   rounds, no better than the bot before them on earlier fresh seeds (docs/bots.md).
 3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24);
    with three players or more, by the chance to win the match from the tokens after the round
    (``match_chance``): a round that a rival one token from the match wins loses it, one that a
