@@ -31,23 +31,23 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
    alike), so two candidates differ by what their moves change rather than by the luck of
    their playouts: on four-player decisions the standard error of a paired difference drops
    by about a fifth, worth about half as many samples again. With three
-   players or more it plays like the counting bot in four more ways: it picks which card of a
-   pair to play as often as the counting bot did (``COUNTING_PLAYS``); it aims at the rival
+   players or more it plays like the counting bot in two more ways: it picks which card of a
+   pair to play as often as the counting bot did (``COUNTING_PLAYS``), and it aims at the rival
    with the most tokens (the counting bot's ``LEAD``), so a leader is attacked as often in the
-   playouts as at the table; its Guard names the card the counting bot would name
-   (``COUNTING_GUESS``: the counting bot's own weights of each player's card from the public
-   plays, ``public_weights``, so a card just played is named more often, ties going to the
-   lowest card, often the Spy); and it aims a Prince at itself when the card it keeps is weak
-   (``COUNTING_PRINCE``). The old rule of thumb for the Guard (the unseen card with the most
-   copies, ties to the highest) named the counting bot's card in 79 of 494 of its Guards in
-   four-player games, so the playouts judged which cards are safe to hold against a wrong
-   Guard (a Chancellor looked risky, a Spy safe: the reverse of the table); the new one names
-   its card at its target in 423 of them, and the policy now plays the counting bot's whole
-   move (card, target, guess) in 73 % of 1,143 of its decisions. On tuning seeds 1002 and
-   1003 (150 four-player games each, the same games with and without) these two changes took
-   the search bot from 126 to 144 of 300 games won (42.0 % to 48.0 %) and from 29.1 % to
-   32.3 % of rounds; on the check seed 20261208 it then won 40.0 % of 300 games and 30.1 % of
-   rounds, no better than the bot before them on earlier fresh seeds (docs/bots.md).
+   playouts as at the table. Two more ways are built but off (``COUNTING_GUESS``,
+   ``COUNTING_PRINCE``; ``bench/bots.py --search-set COUNTING_GUESS=True --search-set
+   COUNTING_PRINCE=True`` turns them on): its Guard names the card the counting bot would name
+   (the counting bot's own weights of each player's card from the public plays,
+   ``public_weights``, so a card just played is named more often, ties going to the lowest
+   card, often the Spy), and it aims a Prince at itself when the card it keeps is weak. The
+   default Guard rule (the unseen card with the most copies, ties to the highest) names the
+   counting bot's card in only 79 of 494 of its Guards in four-player games; the counting
+   guess names its card at its target in 423 of them, and with both the policy plays the
+   counting bot's whole move (card, target, guess) in 73 % of 1,143 of its decisions. Yet
+   they don't win more: over 600 paired four-player games (tuning seeds 1002 and 1003, 150
+   each, and seed 20261208, 300) the search bot won 264 with them and 263 without (44.0 % and
+   43.8 %), 31.2 % of rounds against 29.6 %, while searching about a fifth fewer samples per
+   decision (docs/bots.md).
 3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24);
    with three players or more, by the chance to win the match from the tokens after the round
    (``match_chance``): a round that a rival one token from the match wins loses it, one that a
@@ -198,12 +198,12 @@ class PlayoutPolicy:
         # Name a Guard's card as the counting bot does (``COUNTING_GUESS``): the card the
         # target likeliest holds by the counting bot's own reckoning (``public_weights``), ties
         # to the lowest card; else the unseen card with the most copies, ties to the highest.
-        self.counting_guess = True
+        self.counting_guess = False
         # Aim a Prince at oneself when the card kept is weak, as the counting bot does
         # (``COUNTING_PRINCE``): in 40 four-player games of counting bots it did so with 61 of
         # 73 Barons kept, 24 of 25 Guards, 5 of 7 Priests, all 6 Spies and 14 of 25 Handmaids,
         # and with 8 of 190 Princes, Chancellors, Kings and Princesses; else at a rival, as before.
-        self.counting_prince = True
+        self.counting_prince = False
         self.prince_self = frozenset((SPY, GUARD, PRIEST, BARON))
         # seat -> the counting bot's weight of each card it may hold, from the public plays
         # (replaced, never changed in place: a playout's start only copies the outer list)
@@ -597,11 +597,12 @@ class SearchBot(Bot):
     #: (``COUNTING_GUESS``, ``COUNTING_PRINCE``)
     TABLE_PLAYOUTS = 3
     #: in playouts, careful players name a Guard's card as the counting bot does
-    #: (``PlayoutPolicy._counting_guard``)
-    COUNTING_GUESS = True
+    #: (``PlayoutPolicy._counting_guard``); off: no gain measured (600 paired four-player
+    #: games, 264 won with it and ``COUNTING_PRINCE``, 263 without), a fifth fewer samples
+    COUNTING_GUESS = False
     #: in playouts, careful players aim a Prince at themselves when they keep a weak card, as
-    #: the counting bot does (``PlayoutPolicy``)
-    COUNTING_PRINCE = True
+    #: the counting bot does (``PlayoutPolicy``); off, as ``COUNTING_GUESS``
+    COUNTING_PRINCE = False
 
     def __init__(self, budget_ms: float | None = None) -> None:
         if budget_ms is not None:
@@ -731,7 +732,7 @@ class SearchBot(Bot):
         like_counting = len(view.players) >= self.TABLE_PLAYOUTS  # as the table: 3 or more
         policy.counting_guess = self.COUNTING_GUESS and like_counting
         policy.counting_prince = self.COUNTING_PRINCE and like_counting
-        weights = public_weights(view)
+        weights = public_weights(view) if policy.counting_guess else None
         worth = self.match_worth(view)
         active = list(range(len(moves)))
         check = 16
