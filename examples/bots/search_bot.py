@@ -340,13 +340,7 @@ class PlayoutPolicy:
         """The Guard the counting bot plays: at the target and card it thinks likeliest (its
         unseen copies of the card, from its own seat, times ``weights`` of the target), ties to
         the lowest seat, then the lowest card (it takes the first best of its legal actions)."""
-        left = self.copies[:]
-        for pile in s.discards:
-            for c in pile:
-                left[c] -= 1
-        for c in s.face_up:
-            left[c] -= 1
-        left[keep] -= 1
+        left = self._unseen(s, keep)
         left[GUARD] -= 1  # the one it plays
         known = self.known
         sure = set()
@@ -376,8 +370,8 @@ class PlayoutPolicy:
                 best_p, best = p, (t, guess)
         return self.Action("play", GUARD, best[0], best[1])
 
-    def _guess(self, s: Any, me: int, keep: int) -> int:
-        """The non-guard card with the most unseen copies (public piles and own hand)."""
+    def _unseen(self, s: Any, keep: int) -> list[int]:
+        """Copies of each card not in the public piles nor the card kept in hand."""
         left = self.copies[:]
         for pile in s.discards:
             for c in pile:
@@ -385,6 +379,11 @@ class PlayoutPolicy:
         for c in s.face_up:
             left[c] -= 1
         left[keep] -= 1
+        return left
+
+    def _guess(self, s: Any, me: int, keep: int) -> int:
+        """The non-guard card with the most unseen copies (public piles and own hand)."""
+        left = self._unseen(s, keep)
         best, most = GUARD, -1
         for c in self.guess_order:  # the first of the most copies is the highest card
             if left[c] > most:
