@@ -44,7 +44,10 @@ def redis_cluster() -> Iterator[ClusterStack]:
     tools = find_cluster_tools()
     if isinstance(tools, str):
         pytest.skip(tools)
-    with ClusterStack(masters=3) as stack:
+    # Never failed over, so a long node timeout: its tests stall a node (SIGSTOP) for about
+    # 1.5 s, which on a busy machine outlasted 2 s and had the other masters mark the node
+    # failed, so the cluster answered CLUSTERDOWN to the next test (a CI run, 2026-12-07)
+    with ClusterStack(masters=3, node_timeout_ms=15000) as stack:
         yield stack
 
 

@@ -78,13 +78,16 @@ class RedisCluster:
     """A private Redis Cluster of ``masters`` masters and ``replicas`` replicas per master."""
 
     def __init__(self, masters: int = 3, replicas: int = 0, *,
-                 startup_timeout: float = 120.0) -> None:
+                 startup_timeout: float = 120.0, node_timeout_ms: int = 2000) -> None:
         tools = find_cluster_tools()
         if isinstance(tools, str):
             raise RuntimeError(tools)
         self.server, self.cli = tools
         self.masters, self.replicas = masters, replicas
         self.startup_timeout = startup_timeout
+        # how long a node may not answer before the others mark it failed (a master with no
+        # replica then takes the cluster down until it is back): 2 s makes failover tests fast
+        self.node_timeout_ms = node_timeout_ms
         self.tmpdir: str | None = None
         self.ports: list[int] = []
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
@@ -174,7 +177,7 @@ class RedisCluster:
         return [
             self.server, "--port", str(port), "--bind", "127.0.0.1",
             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", "2000", "--save", "", "--appendonly", "no",
+            "--cluster-node-timeout", str(self.node_timeout_ms), "--save", "", "--appendonly", "no",
             "--enable-debug-command", "local",  # DEBUG SLEEP: a replica that lags (failover)
             "--daemonize", "no", "--dir", d, "--logfile", "redis.log",
         ]  # fmt: skip
@@ -329,10 +332,10 @@ class ClusterStack:
 
     kind = "cluster"
 
-    def __init__(self, masters: int = 3) -> None:
+    def __init__(self, masters: int = 3, *, node_timeout_ms: int = 2000) -> None:
         from tests.support.redis_proc import RedisProcess
 
-        self.cluster = RedisCluster(masters)
+        self.cluster = RedisCluster(masters, node_timeout_ms=node_timeout_ms)
         self.queue = RedisProcess()
 
     @property
