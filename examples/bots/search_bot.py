@@ -34,20 +34,7 @@ For each decision, until its CPU budget (default 100 ms) is spent, it repeats:
    players or more it plays like the counting bot in two more ways: it picks which card of a
    pair to play as often as the counting bot did (``COUNTING_PLAYS``), and it aims at the rival
    with the most tokens (the counting bot's ``LEAD``), so a leader is attacked as often in the
-   playouts as at the table. Two more ways are built but off (``COUNTING_GUESS``,
-   ``COUNTING_PRINCE``; ``bench/bots.py --search-set COUNTING_GUESS=True --search-set
-   COUNTING_PRINCE=True`` turns them on): its Guard names the card the counting bot would name
-   (the counting bot's own weights of each player's card from the public plays,
-   ``public_weights``, so a card just played is named more often, ties going to the lowest
-   card, often the Spy), and it aims a Prince at itself when the card it keeps is weak. The
-   default Guard rule (the unseen card with the most copies, ties to the highest) names the
-   counting bot's card in only 79 of 494 of its Guards in four-player games; the counting
-   guess names its card at its target in 423 of them, and with both the policy plays the
-   counting bot's whole move (card, target, guess) in 73 % of 1,143 of its decisions. Yet
-   they don't win more: over 600 paired four-player games (tuning seeds 1002 and 1003, 150
-   each, and seed 20261208, 300) the search bot won 264 with them and 263 without (44.0 % and
-   43.8 %), 31.2 % of rounds against 29.6 %, while searching about a fifth fewer samples per
-   decision (docs/bots.md).
+   playouts as at the table.
 3. **Score** each action by the tokens it won in that round (a win, plus the spy bonus of R24);
    with three players or more, by the chance to win the match from the tokens after the round
    (``match_chance``): a round that a rival one token from the match wins loses it, one that a
@@ -167,9 +154,7 @@ class PlayoutPolicy:
     Rules of thumb: play the Countess when forced (R11); never give up the Princess; knock out a
     player whose card it knows (Guard, or a Baron it wins, or a Prince on a Princess); otherwise
     play the lower card, but keep a Baron only with a strong other card; a Guard names the
-    likeliest unseen card; targets are chosen at random among those allowed. With the counting
-    bot's table (3 players or more) a careful player follows it more closely: see
-    ``_counting_guard`` and ``counting_prince``."""
+    likeliest unseen card; targets are chosen at random among those allowed."""
 
     def __init__(self, ruleset: str,
                  shares: tuple[tuple[float, ...], ...] | None = None) -> None:
@@ -183,7 +168,6 @@ class PlayoutPolicy:
         self.copies = [COPIES[ruleset].get(c, 0) for c in CARDS]
         self.guessable = [c for c in range(10) if self.copies[c] and c != GUARD]
         self.guess_order = sorted(self.guessable, key=lambda c: -self.values[c])
-        self.can_guess = [c in self.guessable for c in range(10)]
         self.legal = eng.legal_actions
         # A Baron is worth playing when the card kept beats an average hand (value 4 or more in
         # classic, 5 or more in 2019).
@@ -195,31 +179,14 @@ class PlayoutPolicy:
         # a leader is everyone's target, and a playout that spreads the attacks evenly has it
         # survive too often.
         self.leader_first = True
-        # Name a Guard's card as the counting bot does (``COUNTING_GUESS``): the card the
-        # target likeliest holds by the counting bot's own reckoning (``public_weights``), ties
-        # to the lowest card; else the unseen card with the most copies, ties to the highest.
-        self.counting_guess = False
-        # Aim a Prince at oneself when the card kept is weak, as the counting bot does
-        # (``COUNTING_PRINCE``): in 40 four-player games of counting bots it did so with 61 of
-        # 73 Barons kept, 24 of 25 Guards, 5 of 7 Priests, all 6 Spies and 14 of 25 Handmaids,
-        # and with 8 of 190 Princes, Chancellors, Kings and Princesses; else at a rival, as before.
-        self.counting_prince = False
-        self.prince_self = frozenset((SPY, GUARD, PRIEST, BARON))
-        # seat -> the counting bot's weight of each card it may hold, from the public plays
-        # (replaced, never changed in place: a playout's start only copies the outer list)
-        self.weights: list[list[float]] = []
 
     def start(self, known: dict[tuple[int, int], int], seen: int,
-              random_seats: frozenset[int] = frozenset(),
-              weights: list[list[float]] | None = None) -> None:
+              random_seats: frozenset[int] = frozenset()) -> None:
         """A new playout: what each player knows at its start; events from ``seen`` on are new;
-        ``random_seats`` play uniformly at random (card, then target, then guess); ``weights``:
-        ``public_weights`` of the view the playout starts from."""
+        ``random_seats`` play uniformly at random (card, then target, then guess)."""
         self.known = dict(known)
         self.seen = seen
         self.random_seats = random_seats
-        if weights is not None:
-            self.weights = list(weights)
 
     def random_move(self, s: Any, rng: random.Random) -> Any:
         legal = self.legal(s)
@@ -238,12 +205,9 @@ class PlayoutPolicy:
         events = s.events
         if len(events) == self.seen:
             return
-        weights = self.weights if self.counting_guess else None
         for e in events[self.seen:]:
             kind = e.type
             if kind == "play":
-                if weights:
-                    played(weights, e.data)
                 if not known:
                     continue  # nothing known that a play could make stale
                 d = e.data
@@ -313,9 +277,6 @@ class PlayoutPolicy:
 
     def _aim(self, s: Any, me: int, card: int, keep: int, others: list[int],
              rng: random.Random) -> Any:
-        if card == PRINCE and self.counting_prince and (
-                keep in self.prince_self or (keep == HANDMAID and rng.random() < 0.5)):
-            return self.Action("play", PRINCE, me)
         if card in (GUARD, PRIEST, BARON, KING, PRINCE):
             if not others:
                 return self.Action("play", card, me if card == PRINCE else None)
@@ -328,50 +289,14 @@ class PlayoutPolicy:
                 tokens = s.tokens
                 most = max([tokens[t] for t in others])
                 others = [t for t in others if tokens[t] == most]
-            if card == GUARD and self.counting_guess and self.weights:
-                return self._counting_guard(s, me, keep, others)
             target = others[0] if len(others) == 1 else rng.choice(others)
             if card == GUARD:
                 return self.Action("play", GUARD, target, self._guess(s, me, keep))
             return self.Action("play", card, target)
         return self.Action("play", card)
 
-    def _counting_guard(self, s: Any, me: int, keep: int, others: list[int]) -> Any:
-        """The Guard the counting bot plays: at the target and card it thinks likeliest (its
-        unseen copies of the card, from its own seat, times ``weights`` of the target), ties to
-        the lowest seat, then the lowest card (it takes the first best of its legal actions)."""
-        left = self._unseen(s, keep)
-        left[GUARD] -= 1  # the one it plays
-        known = self.known
-        sure = set()
-        if known:
-            for (who, whose), c in known.items():
-                if who == me:
-                    left[c] -= 1
-                    sure.add(whose)
-        best_p, best = -1.0, (others[0], self.guessable[0])
-        weights = self.weights
-        can_guess = self.can_guess
-        for t in others:
-            if t in sure:  # a Guard it knows (any other card was a sure knock-out)
-                continue
-            w = weights[t]
-            total = 0.0
-            top, guess = -1.0, self.guessable[0]
-            for c in range(10):
-                x = left[c] * w[c] if left[c] > 0 else 0.0
-                total += x
-                if x > top and can_guess[c]:
-                    top, guess = x, c
-            if total <= 0:  # contradictory: plain counting
-                return self.Action("play", GUARD, t, self._guess(s, me, keep))
-            p = top / total
-            if p > best_p:
-                best_p, best = p, (t, guess)
-        return self.Action("play", GUARD, best[0], best[1])
-
-    def _unseen(self, s: Any, keep: int) -> list[int]:
-        """Copies of each card not in the public piles nor the card kept in hand."""
+    def _guess(self, s: Any, me: int, keep: int) -> int:
+        """The non-guard card with the most unseen copies (public piles and own hand)."""
         left = self.copies[:]
         for pile in s.discards:
             for c in pile:
@@ -379,84 +304,11 @@ class PlayoutPolicy:
         for c in s.face_up:
             left[c] -= 1
         left[keep] -= 1
-        return left
-
-    def _guess(self, s: Any, me: int, keep: int) -> int:
-        """The non-guard card with the most unseen copies (public piles and own hand)."""
-        left = self._unseen(s, keep)
         best, most = GUARD, -1
         for c in self.guess_order:  # the first of the most copies is the highest card
             if left[c] > most:
                 best, most = c, left[c]
         return best
-
-
-def played(weights: list[list[float]], d: dict[str, Any]) -> None:
-    """Update ``weights`` (``public_weights``) for the play ``d`` (a play event's data), as the
-    counting bot's ``Tracker`` does when it does not know the card drawn: the player kept its
-    old card or the new one alike, twice as likely a copy of the card it played; a missed Guard
-    rules its card out; a King swaps the two players' weights; a Prince or a Chancellor
-    starts its player afresh."""
-    s, card, t = d["seat"], INDEX[d["card"]], d.get("target")
-    old = weights[s]
-    if old is _ONES:  # the common case of a fresh hand: the result is always the same
-        weights[s] = _FRESH_PLAYED[card]
-    else:
-        w = [(x + 1) / 2 for x in old]
-        w[card] *= 2
-        if card == COUNTESS:
-            w[KING] *= 2
-            w[PRINCE] *= 2
-        elif card == KING or card == PRINCE:
-            w[COUNTESS] = 0.0
-        weights[s] = w
-    if t is None:
-        if card == CHANCELLOR:
-            weights[s] = _ONES
-        return
-    if card == GUARD and not d.get("hit") and d.get("guess"):
-        ruled = weights[t][:]
-        ruled[INDEX[d["guess"]]] = 0.0
-        weights[t] = ruled
-    elif card == KING and t != s:
-        weights[s], weights[t] = weights[t], weights[s]
-    elif card == PRINCE:
-        weights[t] = _ONES
-    elif card == CHANCELLOR:
-        weights[s] = _ONES
-
-
-_ONES = [1.0] * 10
-_FRESH_PLAYED: list[list[float]] = []  # played's weights of a fresh hand that played each card
-for _card in range(10):
-    _FRESH_PLAYED.append([1.0] * 10)
-    played(_FRESH_PLAYED, {"seat": _card, "card": CARDS[_card]})
-
-
-def public_weights(view: View) -> list[list[float]]:
-    """Per seat, how much likelier than plain counting the counting bot holds each card
-    to be that seat's card, from this round's public plays (``played``), and a Baron's winner
-    above its loser's card."""
-    weights = [_ONES] * (view.players_count or len(view.players))
-    values = [VALUES[view.ruleset].get(c, -1) for c in CARDS]
-    winner: int | None = None
-    for e in view.events:
-        if e.round != view.round:
-            continue
-        if e.type == "play":
-            d = e.data
-            played(weights, d)
-            winner = None
-            if d["card"] == "baron" and d.get("loser") is not None and d.get("target") is not None:
-                winner = d["target"] if d["loser"] == d["seat"] else d["seat"]
-        elif e.type == "eliminated" and winner is not None:
-            revealed = e.data.get("revealed") or ()
-            if revealed:
-                floor = values[INDEX[revealed[0]]]
-                weights[winner] = [0.0 if values[c] <= floor else x
-                                   for c, x in enumerate(weights[winner])]
-            winner = None
-    return weights
 
 
 def knowledge(view: View, sampler: sim.Sampler) -> dict[tuple[int, int], int]:
@@ -592,16 +444,8 @@ class SearchBot(Bot):
     #: narrows the paired differences the CONFIDENCE test and PRUNE read
     COMMON_PLAYOUTS = True
     #: from this many players on, careful players in playouts choose their card by the
-    #: counting bot's table (``policy``), and name a Guard's card and aim a Prince as it does
-    #: (``COUNTING_GUESS``, ``COUNTING_PRINCE``)
+    #: counting bot's table (``policy``)
     TABLE_PLAYOUTS = 3
-    #: in playouts, careful players name a Guard's card as the counting bot does
-    #: (``PlayoutPolicy._counting_guard``); off: no gain measured (600 paired four-player
-    #: games, 264 won with it and ``COUNTING_PRINCE``, 263 without), a fifth fewer samples
-    COUNTING_GUESS = False
-    #: in playouts, careful players aim a Prince at themselves when they keep a weak card, as
-    #: the counting bot does (``PlayoutPolicy``); off, as ``COUNTING_GUESS``
-    COUNTING_PRINCE = False
 
     def __init__(self, budget_ms: float | None = None) -> None:
         if budget_ms is not None:
@@ -728,10 +572,6 @@ class SearchBot(Bot):
         deadline = start + self.budget
         # At least a few samples even when the budget is tiny, so the choice is never blind.
         known = knowledge(view, sampler)
-        like_counting = len(view.players) >= self.TABLE_PLAYOUTS  # as the table: 3 or more
-        policy.counting_guess = self.COUNTING_GUESS and like_counting
-        policy.counting_prince = self.COUNTING_PRINCE and like_counting
-        weights = public_weights(view) if policy.counting_guess else None
         worth = self.match_worth(view)
         active = list(range(len(moves)))
         check = 16
@@ -750,7 +590,7 @@ class SearchBot(Bot):
                 saved = stream.getstate()
             for i in active:
                 move = moves[i]
-                policy.start(known, 0, random_seats, weights)
+                policy.start(known, 0, random_seats)
                 if self.COMMON_PLAYOUTS:
                     stream.setstate(saved)
                 if worth is None:

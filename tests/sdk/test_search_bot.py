@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import sys
 
 import pytest
 from llsdk import arena, sim
@@ -254,29 +253,3 @@ def test_candidates_of_a_sample_share_the_playouts_random_draws(
     assert len(shared) > 20
     assert all(len(set(s)) == 1 for s in shared)
     assert len({s[0] for s in shared}) == len(shared)
-
-
-def test_counting_like_playouts_stay_legal_and_are_used_when_turned_on(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """``COUNTING_GUESS`` and ``COUNTING_PRINCE`` (off as shipped, on for ablations with
-    ``bench/bots.py --search-set``): with both on, a few 2019 four-player games against
-    counting bots stay legal (the arena raises otherwise) and the playouts do name Guards the
-    counting bot's way (``_counting_guard`` runs and returns an action the engine accepts)."""
-    bot = load_bot(SEARCH_BOT)
-    monkeypatch.setattr(type(bot), "COUNTING_GUESS", True)
-    monkeypatch.setattr(type(bot), "COUNTING_PRINCE", True)
-    policy_cls = sys.modules[type(bot).__module__].PlayoutPolicy
-    guards: list[object] = []
-    original = policy_cls._counting_guard
-
-    def counted(self: object, *args: object) -> object:
-        action = original(self, *args)
-        guards.append(action)
-        return action
-
-    monkeypatch.setattr(policy_cls, "_counting_guard", counted)
-    bots = [bot] + [load_bot(COUNTING_BOT) for _ in range(3)]
-    result = arena.run(bots, "2019", games=2, seed="counting-like", budget_ms=5)
-    assert result.games == 2
-    assert guards, "the counting-like Guard never ran in a playout"
-    assert all(getattr(a, "card", None) == 1 for a in guards)  # a Guard (card id 1) each time
