@@ -490,18 +490,20 @@ def apply(r: Cluster, effects: list[list[Any]], box: str | None = None) -> None:
 REDIRECTS = (MovedError, AskError, TryAgainError, ClusterDownError)
 
 
-def _by_node(r: Cluster, cmds: list[list[Any]]) -> dict[str, tuple[ClusterNode, list[list[Any]]]]:
-    """``cmds`` (each ``[name, key, ...]``) grouped by the master of their key's slot, in the
-    order of their first command, each group in its order."""
-    out: dict[str, tuple[ClusterNode, list[list[Any]]]] = {}
-    for args in cmds:
+def _at_node(r: Cluster, cmds: list[list[Any]]) -> dict[str, tuple[ClusterNode, list[int]]]:
+    """The positions in ``cmds`` (each ``[name, key, ...]``) grouped by the master of their
+    key's slot, in the order of their first command, each group in its order."""
+    out: dict[str, tuple[ClusterNode, list[int]]] = {}
+    for i, args in enumerate(cmds):
         node = r.get_node_from_key(args[1])
-        got = out.get(node.name)
-        if got is None:
-            out[node.name] = (node, [args])
-        else:
-            got[1].append(args)
+        out.setdefault(node.name, (node, []))[1].append(i)
     return out
+
+
+def _by_node(r: Cluster, cmds: list[list[Any]]) -> dict[str, tuple[ClusterNode, list[list[Any]]]]:
+    """``cmds`` grouped as :func:`_at_node` groups their positions."""
+    return {name: (node, [cmds[i] for i in idx])
+            for name, (node, idx) in _at_node(r, cmds).items()}
 
 
 def send(r: Cluster, cmds: list[list[Any]]) -> list[Any]:
@@ -509,11 +511,7 @@ def send(r: Cluster, cmds: list[list[Any]]) -> list[Any]:
     plain client (a round trip per node, one node after the other), the replies in the order of
     ``cmds``; raises the first error among them (as redis-py's cluster pipeline does)."""
     out: list[Any] = [None] * len(cmds)
-    at: dict[str, tuple[ClusterNode, list[int]]] = {}
-    for i, args in enumerate(cmds):
-        node = r.get_node_from_key(args[1])
-        at.setdefault(node.name, (node, []))[1].append(i)
-    for node, idx in at.values():
+    for node, idx in _at_node(r, cmds).values():
         got, _ = _node_replies(r, node, [cmds[i] for i in idx])
         for i, value in zip(idx, got, strict=True):
             out[i] = value
